@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: MIT
+/*
+ * config.c: turn IOTIER_* settings into a struct config. One table lists every key with its
+ * parser, so a new setting is one row, and a file key that is not in the table is an error
+ * rather than a silently ignored typo.
+ */
+#include "config.h"
+
+#include <linux/ioprio.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <string.h>
+
+typedef int (*key_parser)(struct config *cfg, const char *value, char *err, size_t errlen);
+
+static int parse_low_rules(struct config *cfg, const char *value, char *err, size_t errlen)
+{
+	return rule_set_parse(value, &cfg->rules.low, err, errlen);
+}
+
+static int parse_high_rules(struct config *cfg, const char *value, char *err, size_t errlen)
+{
+	return rule_set_parse(value, &cfg->rules.high, err, errlen);
+}
+
+static int parse_low_class(struct config *cfg, const char *value, char *err, size_t errlen)
+{
+	cfg->low_ioprio = low_class_parse(value, err, errlen);
+	return cfg->low_ioprio < 0 ? -1 : 0;
+}
+
+static int parse_high_class(struct config *cfg, const char *value, char *err, size_t errlen)
+{
+	cfg->high_ioprio = high_class_parse(value, err, errlen);
+	return cfg->high_ioprio == -2 ? -1 : 0;
+}
+
+static int parse_log(struct config *cfg, const char *value, char *err, size_t errlen)
+{
+	if (!strcmp(value, "off"))
+		cfg->log = LOG_OFF;
+	else if (!strcmp(value, "warn"))
+		cfg->log = LOG_WARN;
+	else if (!strcmp(value, "debug"))
+		cfg->log = LOG_DEBUG;
+	else {
+		snprintf(err, errlen, "bad log level '%s': expected off, warn or debug", value);
+		return -1;
+	}
+	return 0;
+}
+
+static const struct {
+	const char *key;
+	key_parser parse;
+} config_table[] = {
+	{ "IOTIER_LOW", parse_low_rules },
+	{ "IOTIER_HIGH", parse_high_rules },
+	{ "IOTIER_LOW_CLASS", parse_low_class },
+	{ "IOTIER_HIGH_CLASS", parse_high_class },
+	{ "IOTIER_LOG", parse_log },
+};
+
+#define N_KEYS (sizeof(config_table) / sizeof(config_table[0]))
+
+const char *config_key_at(unsigned i)
+{
+	return i < N_KEYS ? config_table[i].key : NULL;
+}
+
+static void config_defaults(struct config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->low_ioprio = IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0);
+	cfg->high_ioprio = IOPRIO_KEEP;
+	cfg->log = LOG_WARN;
+}
+
+static int key_index(const char *key, size_t keylen)
+{
+	for (size_t i = 0; i < N_KEYS; i++)
+		if (strlen(config_table[i].key) == keylen && !strncmp(config_table[i].key, key, keylen))
+			return (int)i;
+	return -1;
+}
+
+/* Apply one setting, prefixing any error with where it came from. */
+static int apply(struct config *cfg, int index, const char *value, const char *where,
+		 char *err, size_t errlen)
+{
+	char why[RULE_ERROR_MAX];
+
+	if (config_table[index].parse(cfg, value, why, sizeof(why)) == 0)
+		return 0;
+	snprintf(err, errlen, "%s%s: %s", where, config_table[index].key, why);
+	return -1;
+}
+
+/*
+ * Parse KEY=VALUE lines; a file value is skipped when the environment sets the same key.
+ * The text is not modified: values are copied into a bounded buffer one at a time.
+ */
+static int apply_file(struct config *cfg, const char *text, config_lookup_fn lookup, void *ctx,
+		      char *err, size_t errlen)
+{
+	char value[RULES_MAX * 8 + RULE_GLOB_MAX];
+	unsigned lineno = 0;
+
+	for (const char *line = text; line && *line;) {
+		const char *end = strchr(line, '\n'), *eq, *k, *v;
+		size_t klen, vlen;
+		char where[48];
+		int index;
+
+		if (!end)
+			end = line + strlen(line);
+		lineno++;
+		k = line;
+		while (k < end && (*k == ' ' || *k == '\t'))
+			k++;
+		if (k == end || *k == '#' || *k == '\r')
+			goto next;
+		eq = memchr(k, '=', (size_t)(end - k));
+		if (!eq) {
+			snprintf(err, errlen, "IOTIER_CONFIG line %u: expected KEY=VALUE, got '%.*s'",
+				 lineno, (int)(end - k > 60 ? 60 : end - k), k);
+			return -1;
+		}
+		klen = (size_t)(eq - k);
+		while (klen && (k[klen - 1] == ' ' || k[klen - 1] == '\t'))
+			klen--;
+		index = key_index(k, klen);
+		if (index < 0) {
+			snprintf(err, errlen, "IOTIER_CONFIG line %u: unknown key '%.*s'", lineno,
+				 (int)klen, k);
+			return -1;
+		}
+		v = eq + 1;
+		while (v < end && (*v == ' ' || *v == '\t'))
+			v++;
+		vlen = (size_t)(end - v);
+		while (vlen && (v[vlen - 1] == ' ' || v[vlen - 1] == '\t' || v[vlen - 1] == '\r'))
+			vlen--;
+		if (vlen >= sizeof(value)) {
+			snprintf(err, errlen, "IOTIER_CONFIG line %u: value too long", lineno);
+			return -1;
+		}
+		if (lookup(config_table[index].key, ctx))
+			goto next; /* the environment wins */
+		memcpy(value, v, vlen);
+		value[vlen] = '\0';
+		snprintf(where, sizeof(where), "IOTIER_CONFIG line %u: ", lineno);
+		if (apply(cfg, index, value, where, err, errlen) < 0)
+			return -1;
+next:
+		line = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+int config_load(struct config *cfg, config_lookup_fn lookup, void *ctx, const char *file_text,
+		char *err, size_t errlen)
+{
+	config_defaults(cfg);
+	if (file_text && apply_file(cfg, file_text, lookup, ctx, err, errlen) < 0)
+		return -1;
+	for (size_t i = 0; i < N_KEYS; i++) {
+		const char *value = lookup(config_table[i].key, ctx);
+
+		if (value && apply(cfg, (int)i, value, "", err, errlen) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Raw syscalls, not libc's open/read: inside the shim those names are our own wrappers, and
+ * the configuration is read before they are ready.
+ */
+int config_read_file(const char *path, char *buf, size_t len)
+{
+	size_t used = 0;
+	long fd, n = 0;
+	int read_errno = 0;
+
+	fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (used + 1 < len) {
+		n = syscall(SYS_read, (int)fd, buf + used, len - 1 - used);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			read_errno = n < 0 ? errno : 0;
+			break;
+		}
+		used += (size_t)n;
+	}
+	syscall(SYS_close, (int)fd);
+	if (used + 1 >= len)
+		return -EFBIG;
+	buf[used] = '\0';
+	return -read_errno;
+}

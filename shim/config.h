@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * config.h: the whole shim configuration, read once from IOTIER_* environment variables and
+ * an optional IOTIER_CONFIG file holding the same keys. The CLI loads it the same way before
+ * it starts a command, so a setting the shim would reject is refused up front.
+ */
+#ifndef IOTIER_CONFIG_H
+#define IOTIER_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "rules.h"
+
+enum log_level { LOG_OFF = 0, LOG_WARN = 1, LOG_DEBUG = 2 };
+
+struct config {
+	struct tier_rules rules;
+	int low_ioprio;        /* what low threads get; idle by default */
+	int high_ioprio;       /* IOPRIO_KEEP, or what high threads get */
+	enum log_level log;
+};
+
+/* Where a value comes from: the environment, or a KEY=VALUE file. */
+typedef const char *(*config_lookup_fn)(const char *key, void *ctx);
+
+/*
+ * Fill @cfg from @lookup (getenv-like). When IOTIER_CONFIG names a file and @allow_file is
+ * true, @file_text is its content (the caller reads it, so that the shim can use raw
+ * syscalls); keys in the environment win over keys in the file. Returns 0, or -1 with one
+ * line in @err naming the bad key and token.
+ */
+int config_load(struct config *cfg, config_lookup_fn lookup, void *ctx, const char *file_text,
+		char *err, size_t errlen);
+
+/* The @i-th key a file may hold, or NULL past the last: for help text and the CLI. */
+const char *config_key_at(unsigned i);
+
+/* Read a whole small file (a config file) into @buf with a NUL; returns 0 or -errno. */
+int config_read_file(const char *path, char *buf, size_t len);
+
+#endif

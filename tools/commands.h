@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * commands.h: the subcommands of the `iotier` CLI. Each lives in its own cmd_<name>.c and
+ * exports one `struct command`; iotier.c only dispatches and prints help.
+ * Exit statuses are shared: 0 success, 1 failure at run time, 2 bad usage (nothing started).
+ */
+#ifndef IOTIER_COMMANDS_H
+#define IOTIER_COMMANDS_H
+
+#define EXIT_USAGE 2
+
+struct command {
+	const char *name;
+	const char *summary;   /* one line for `iotier --help` */
+	const char *help;      /* full text for `iotier help NAME`: usage, options, examples */
+	int (*main)(int argc, char **argv); /* argv[0] is the subcommand name */
+};
+
+extern const struct command command_run;
+
+/* Print "iotier NAME: message" on stderr; returns EXIT_USAGE for `return usage_error(...)`. */
+int usage_error(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif
