@@ -12,7 +12,9 @@
 
 static const struct command *const commands[] = {
 	&command_run,
-
+#ifdef IOTIER_HAVE_BPF
+	&command_lat,
+#endif
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
