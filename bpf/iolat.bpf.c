@@ -38,6 +38,8 @@ const volatile bool complete_has_nr_bytes = true;
 
 /* Flipped by user space to read one interval's histograms while the next fills. */
 volatile __u32 epoch;
+/* Set once a request was dropped at insert: only then must issue consult `dropped`. */
+volatile __u32 insert_drops_seen;
 
 /* Tracked process ids; user space fills it, the fork hook adds children. */
 struct {
@@ -62,6 +64,15 @@ struct {
 	__type(key, __u64);
 	__type(value, struct iolat_inflight);
 } inflight SEC(".maps");
+
+/* Requests dropped at insert (map full), so that their issue neither tracks them with a
+ * wrong queue time nor counts them as dropped a second time. LRU: it can never be full. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, __u8);
+} dropped SEC(".maps");
 
 /* Histograms are large (7 KiB per CPU), so they are allocated on first use, not upfront. */
 struct {
@@ -174,8 +185,9 @@ static __always_inline bool dev_wanted(__u32 dev)
 	return false;
 }
 
-/* Create the in-flight entry of @rq, if it passes the filters. Runs where current is the
- * submitter (or, on old kernels, as close to it as the tracepoints allow). */
+/* Create the in-flight entry of @rq, if it passes the filters: 0, -1 when filtered out, -2
+ * when the map is full (counted as a drop). Runs where current is the submitter, or where
+ * the request is first inserted or issued. */
 static __always_inline int track(struct request *rq, __u64 now, const bool btf)
 {
 	struct iolat_inflight v = {};
@@ -201,7 +213,7 @@ static __always_inline int track(struct request *rq, __u64 now, const bool btf)
 	v.start_ns = now;
 	if (bpf_map_update_elem(&inflight, &key, &v, BPF_ANY)) {
 		stat_inc(IOLAT_STAT_DROPS);
-		return -1;
+		return -2;
 	}
 	return 0;
 }
@@ -217,8 +229,18 @@ static __always_inline int on_insert(struct request *rq, const bool btf)
 	__u64 key = (__u64)rq, now = bpf_ktime_get_ns();
 	struct iolat_inflight *v = bpf_map_lookup_elem(&inflight, &key);
 
-	if (!v && !start_at_io_start && !track(rq, now, btf))
+	if (!v && !start_at_io_start) {
+		int ret = track(rq, now, btf);
+		__u8 one = 1;
+
+		if (ret == -2) {
+			bpf_map_update_elem(&dropped, &key, &one, BPF_ANY);
+			insert_drops_seen = 1;
+		}
+		if (ret)
+			return 0;
 		v = bpf_map_lookup_elem(&inflight, &key);
+	}
 	/* A requeued request is inserted again: its queue time runs from the first insert. */
 	if (v && !v->insert_ns)
 		v->insert_ns = now;
@@ -230,8 +252,14 @@ static __always_inline int on_issue(struct request *rq, const bool btf)
 	__u64 key = (__u64)rq, now = bpf_ktime_get_ns();
 	struct iolat_inflight *v = bpf_map_lookup_elem(&inflight, &key);
 
-	if (!v && !start_at_io_start && !track(rq, now, btf))
+	if (!v && !start_at_io_start) {
+		/* Dropped at insert already: counted once, not tracked from here. */
+		if (insert_drops_seen && !bpf_map_delete_elem(&dropped, &key))
+			return 0;
+		if (track(rq, now, btf))
+			return 0;
 		v = bpf_map_lookup_elem(&inflight, &key);
+	}
 	if (v)
 		v->issue_ns = now;
 	return 0;
@@ -322,6 +350,8 @@ static __always_inline int on_merge(struct request *rq)
 	 * complete as part of the survivor, so only forget it. */
 	if (!bpf_map_delete_elem(&inflight, &key))
 		stat_inc(IOLAT_STAT_MERGES);
+	else if (insert_drops_seen)
+		bpf_map_delete_elem(&dropped, &key);
 	return 0;
 }
 
