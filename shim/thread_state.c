@@ -193,8 +193,20 @@ static int desired_ioprio(const struct state_slot *slot, enum iotier_tier tier)
 /* Apply the priority for @tier. Returns 0 or an errno value. Holds slot->busy. */
 static int apply_tier(struct state_slot *slot, pid_t tid, enum iotier_tier tier)
 {
-	int want = desired_ioprio(slot, tier);
+	int want, current;
 	char cls[16];
+
+	/*
+	 * While iotier leaves a thread at its own priority, the program may change that
+	 * priority itself (RocksDB's --enable_io_prio does). Take it as the new base before
+	 * overriding it, so that "its old priority back" means the one it really had.
+	 */
+	if (slot->applied_ioprio == slot->base_ioprio && desired_ioprio(slot, tier) != slot->base_ioprio) {
+		current = shim_ioprio_get(tid);
+		if (current >= 0)
+			slot->base_ioprio = slot->applied_ioprio = current;
+	}
+	want = desired_ioprio(slot, tier);
 
 	if (want < 0 || want == slot->applied_ioprio)
 		return 0;
