@@ -17,6 +17,7 @@ struct command {
 };
 
 extern const struct command command_run;
+extern const struct command command_threads;
 /* Built only with BPF support (meson -Dbpf): iolat tracer. */
 extern const struct command command_lat;
 

@@ -12,6 +12,7 @@
 
 static const struct command *const commands[] = {
 	&command_run,
+	&command_threads,
 #ifdef IOTIER_HAVE_BPF
 	&command_lat,
 #endif
