@@ -2,11 +2,13 @@
 /*
  * Description: integration tests of `iotier lat` on throwaway loop devices. Each mode is one
  * meson test:
- *   exact SCHED [ATTACH]  N idle, M be:3 and K rt:0 direct reads of known sizes must appear
+ *   exact SCHED [ATTACH [unmounted]]
+ *                         N idle, M be:3 and K rt:0 direct reads of known sizes must appear
  *                         exactly, with their bytes, in the right class, level and op, under
  *                         scheduler SCHED (insert differs between mq-deadline and none);
  *                         percentiles are monotone, min <= max, and the in-flight map has
- *                         drained to zero with no drops once the load stops.
+ *                         drained to zero with no drops once the load stops. With
+ *                         unmounted, in a mount namespace without tracefs, debugfs or bpffs.
  *   pid                   --pid counts only the named process while another process reads
  *                         the same device.
  *   children              --pid --children also counts what the process's child reads.
@@ -36,6 +38,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <grp.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -778,6 +782,33 @@ static int mode_nocap(void)
 	return T_EXIT_PASS;
 }
 
+/* Enter a private mount namespace with tracefs, debugfs and bpffs gone: the tracer must not
+ * need them. Returns 0, or -errno (the caller skips: no mount namespaces here). */
+static int unmount_tracing_fs(void)
+{
+	static const char *const paths[] = { "/sys/kernel/debug/tracing", "/sys/kernel/tracing",
+					     "/sys/kernel/debug", "/sys/fs/bpf" };
+	char line[1024];
+	FILE *m;
+
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		return -errno;
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		for (int k = 0; k < 8 && umount2(paths[i], MNT_DETACH) == 0; k++)
+			; /* stacked mounts come off one at a time */
+	m = fopen("/proc/self/mounts", "r");
+	if (!m)
+		return -errno;
+	while (fgets(line, sizeof(line), m))
+		if (strstr(line, " tracefs ") || strstr(line, " debugfs ") || strstr(line, " bpf ")) {
+			fprintf(stderr, "still mounted: %s", line);
+			fclose(m);
+			return -EBUSY;
+		}
+	fclose(m);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode;
@@ -808,6 +839,13 @@ int main(int argc, char **argv)
 	/* Stray reads from udev probing a new device must not land inside the measurement. */
 	if (system("command -v udevadm >/dev/null && udevadm settle -t 5 2>/dev/null") < 0)
 		usleep(1000);
+	if (!strcmp(mode, "exact") && argc > 5 && !strcmp(argv[5], "unmounted") &&
+	    (ret = unmount_tracing_fs()) < 0) {
+		loopdev_destroy(&dev);
+		if (ret == -EBUSY)
+			return T_EXIT_FAIL;
+		return test_skip("cannot unmount tracefs/bpffs in a private mount namespace");
+	}
 	if (!strcmp(mode, "exact"))
 		ret = mode_exact(argc > 4 ? argv[4] : "auto");
 	else if (!strcmp(mode, "pid") || !strcmp(mode, "children") || !strcmp(mode, "cgroup"))
