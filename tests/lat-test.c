@@ -16,6 +16,8 @@
  *   drops SCHED [pid]     a 2-entry in-flight map under concurrent reads: every request is
  *                         either counted or reported as a drop, exactly once, and all I/O
  *                         completes; with pid, tracking starts at submit (block_io_start).
+ *   text                  the text report has a row with the right count for the device
+ *                         and priority, and histogram bars with -H.
  *   prom                  the Prometheus output passes `promtool check metrics` and its
  *                         +Inf buckets equal the request counts.
  *   schema SCHEMA         the JSON output validates against the documented JSON Schema.
@@ -532,6 +534,30 @@ static int mode_drops(bool by_pid)
 	return T_EXIT_PASS;
 }
 
+static int mode_text(void)
+{
+	struct load loads[] = { { IOPRIO_CLASS_IDLE, 0, 9, 4096, 0, 0 } };
+	const char *extra[] = { "-H", NULL };
+	char *out = NULL, want[128];
+	struct tracer t;
+	int st;
+
+	if (tracer_start(&t, extra) < 0)
+		FAIL("iotier lat did not start");
+	st = run_loads(loads, 1);
+	usleep(100 * 1000);
+	if (tracer_stop(&t, &out) != 0 || st)
+		FAIL("iotier lat or the load failed");
+	printf("%s", out);
+	snprintf(want, sizeof(want), "%-10s %-7s %-7s %9u ", dev.name, "read", "idle:0", 9);
+	if (!strstr(out, "DEVICE") || !strstr(out, "P99.9") || !strstr(out, want))
+		FAIL("no row '%s' under a header", want);
+	if (!strstr(out, "distribution") || !strstr(out, "|*"))
+		FAIL("no histogram bars with -H");
+	free(out);
+	return T_EXIT_PASS;
+}
+
 static int run_capture(const char *cmd, const char *input)
 {
 	FILE *p = popen(cmd, "w");
@@ -854,6 +880,8 @@ int main(int argc, char **argv)
 		ret = mode_drops(argc > 4 && !strcmp(argv[4], "pid"));
 	else if (!strcmp(mode, "prom"))
 		ret = mode_prom();
+	else if (!strcmp(mode, "text"))
+		ret = mode_text();
 	else if (!strcmp(mode, "interval"))
 		ret = mode_interval();
 	else if (!strcmp(mode, "schema") && argc > 3)
