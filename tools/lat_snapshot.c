@@ -224,7 +224,22 @@ int lat_resolve_dev(const char *name, __u32 *dev)
 		return -errno;
 	if (!S_ISBLK(st.st_mode))
 		return -ENOTBLK;
-	*dev = (major(st.st_rdev) << 20) | minor(st.st_rdev);
+	maj = major(st.st_rdev);
+	min = minor(st.st_rdev);
+	/* Requests are counted per whole disk: a partition stands for its disk. */
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/partition", maj, min);
+	if (access(path, F_OK) == 0) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/../dev", maj, min);
+		f = fopen(path, "r");
+		if (f) {
+			if (fscanf(f, "%u:%u", &maj, &min) != 2)
+				maj = major(st.st_rdev), min = minor(st.st_rdev);
+			fclose(f);
+		}
+	}
+	*dev = (maj << 20) | min;
 	return 0;
 }
 
