@@ -233,6 +233,10 @@ static __always_inline int on_insert(struct request *rq, const bool btf)
 	__u64 key = (__u64)rq, now = bpf_ktime_get_ns();
 	struct iolat_inflight *v = bpf_map_lookup_elem(&inflight, &key);
 
+	/* Requests are recycled. An entry that was issued and not requeued since belongs to
+	 * this request's previous life, whose completion was missed: start afresh. */
+	if (v && v->issue_ns && !start_at_io_start)
+		v = NULL;
 	if (!v && !start_at_io_start) {
 		int ret = track(rq, now, btf);
 		__u8 one = 1;
@@ -256,6 +260,9 @@ static __always_inline int on_issue(struct request *rq, const bool btf)
 	__u64 key = (__u64)rq, now = bpf_ktime_get_ns();
 	struct iolat_inflight *v = bpf_map_lookup_elem(&inflight, &key);
 
+	/* Issued twice without a requeue: a stale entry, as in on_insert(). */
+	if (v && v->issue_ns && !start_at_io_start)
+		v = NULL;
 	if (!v && !start_at_io_start) {
 		/* Dropped at insert already: counted once, not tracked from here. */
 		if (insert_drops_seen && !bpf_map_delete_elem(&dropped, &key))

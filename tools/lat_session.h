@@ -4,6 +4,11 @@
  * subcommand can drive (`iotier lat` prints it, `iotier check` judges a command with it).
  * The lifecycle is preflight -> open (configure filters, load, attach) -> read snapshots
  * -> close. A snapshot is plain data (no libbpf types), so renderers and tests need no BPF.
+ *
+ * To measure one command's process tree (as `iotier check` does): set filter_tgid and
+ * follow_forks with no initial tgids, open the session, fork the command stopped before
+ * exec (e.g. blocked on a pipe), lat_session_track() its pid, then let it exec. Every
+ * process it forks from then on is tracked by the kernel side itself.
  */
 #ifndef IOTIER_LAT_SESSION_H
 #define IOTIER_LAT_SESSION_H

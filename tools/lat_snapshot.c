@@ -87,7 +87,7 @@ int lat_snapshot_merge(struct lat_snapshot *dst, const struct lat_snapshot *src)
 	for (size_t i = 0; i < src->nrows; i++)
 		if (merge_row(dst, &src->rows[i], src->rows[i].level))
 			return -ENOMEM;
-	if (!dst->nrows || dst->start.tv_sec == 0)
+	if (dst->start.tv_sec == 0)
 		dst->start = src->start;
 	dst->end = src->end;
 	dst->drops = src->drops;
