@@ -23,6 +23,8 @@
  *   schema SCHEMA         the JSON output validates against the documented JSON Schema.
  *   usage                 bad options exit 2 with one line naming the bad token.
  *   nocap                 without CAP_BPF/CAP_PERFMON, one line naming them and exit 1.
+ *   nobtf                 without kernel BTF (hidden in a private mount namespace), one
+ *                         line naming it and exit 1.
  *   interval              --interval with --count prints exactly N reports and exits by
  *                         itself; --duration stops by itself; SIGTERM prints the final report.
  * Exits 0 pass, 1 fail, 77 skip (no root, no BTF, no loop devices; a failure under
@@ -774,6 +776,39 @@ static int mode_interval(void)
 	return T_EXIT_PASS;
 }
 
+static int mode_nobtf(void)
+{
+	const char *argv[] = { iotier, "lat", "--duration", "1", NULL };
+	int p[2], status;
+	char buf[1024] = "";
+	size_t len = 0;
+	ssize_t r;
+	pid_t pid;
+
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mount("/dev/null", "/sys/kernel/btf/vmlinux", NULL, MS_BIND, NULL))
+		return test_skip("cannot hide kernel BTF in a private mount namespace");
+	if (pipe(p))
+		FAIL("pipe");
+	pid = fork();
+	if (pid == 0) {
+		dup2(p[1], 2);
+		execv(iotier, (char *const *)argv);
+		_exit(127);
+	}
+	close(p[1]);
+	while (len < sizeof(buf) - 1 && (r = read(p[0], buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)r;
+	buf[len] = '\0';
+	close(p[0]);
+	waitpid(pid, &status, 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 1)
+		FAIL("without BTF: exit %d, expected 1: %s", WEXITSTATUS(status), buf);
+	if (!strstr(buf, "BTF") || count_lines(buf) != 1)
+		FAIL("expected one line naming the missing BTF, got: %s", buf);
+	return T_EXIT_PASS;
+}
+
 static int mode_nocap(void)
 {
 	const char *argv[] = { iotier, "lat", "--duration", "1", NULL };
@@ -852,6 +887,8 @@ int main(int argc, char **argv)
 		return test_skip("needs root for BPF and loop devices");
 	if (!strcmp(mode, "nocap"))
 		return mode_nocap();
+	if (!strcmp(mode, "nobtf"))
+		return mode_nobtf();
 	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
 		return test_skip("no kernel BTF");
 	ret = loopdev_create(&dev, NULL, DEV_BYTES, (!strcmp(mode, "exact") ||

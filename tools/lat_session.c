@@ -64,15 +64,29 @@ static void set_err(char *err, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Readable and starting with the BTF magic, not merely present. */
+static bool have_kernel_btf(void)
+{
+	unsigned char magic[2];
+	int fd = open("/sys/kernel/btf/vmlinux", O_RDONLY | O_CLOEXEC);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = read(fd, magic, 2) == 2 && magic[0] == 0x9f && magic[1] == 0xeb; /* 0xeB9F, LE */
+	close(fd);
+	return ok;
+}
+
 int lat_preflight(char *err, size_t errlen)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[2] = { 0 };
 	bool bpf, perfmon, admin;
 
-	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
-		set_err(err, errlen, "kernel BTF missing: /sys/kernel/btf/vmlinux is not readable "
-			"(the kernel needs CONFIG_DEBUG_INFO_BTF=y)");
+	if (!have_kernel_btf()) {
+		set_err(err, errlen, "kernel BTF missing: /sys/kernel/btf/vmlinux is absent or not "
+			"BTF (the kernel needs CONFIG_DEBUG_INFO_BTF=y)");
 		return -1;
 	}
 	if (syscall(SYS_capget, &hdr, data) != 0) {
