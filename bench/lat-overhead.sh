@@ -173,4 +173,12 @@ printf '| iotier lat | %.0f | %s%% | %s ns |\n' "$ml" "$ll" "${ns_per_req[iotier
 printf '| %s | %.0f | %s%% | %s ns |\n' "$bio_kind" "$mo" "$lo" "${ns_per_req[bio]}"
 echo
 echo "iotier lat loss / $bio_kind loss = $ratio"
+# Paired within each round too: slow drifts in the machine's load cancel out.
+paired_l=(); paired_o=()
+for i in "${!base[@]}"; do
+	paired_l+=("$(awk -v b="${base[$i]}" -v t="${lat[$i]}" 'BEGIN {print (1 - t / b) * 100}')")
+	paired_o+=("$(awk -v b="${base[$i]}" -v t="${bio[$i]}" 'BEGIN {print (1 - t / b) * 100}')")
+done
+printf 'median of per-round losses: iotier lat %.2f%%, %s %.2f%%\n' \
+	"$(median "${paired_l[@]}")" "$bio_kind" "$(median "${paired_o[@]}")"
 echo "all rounds: none ${base[*]}; iotier ${lat[*]}; $bio_kind ${bio[*]}"
