@@ -9,7 +9,7 @@
  *                         percentiles are monotone, min <= max, and the in-flight map has
  *                         drained to zero with no drops once the load stops. With
  *                         unmounted, in a mount namespace without tracefs, debugfs or bpffs.
- *   pid                   --pid counts only the named process while another process reads
+ *   pid [SCHED]           --pid counts only the named process while another process reads
  *                         the same device.
  *   children              --pid --children also counts what the process's child reads.
  *   cgroup                --cgroup counts only the processes in that cgroup v2 directory.
@@ -891,8 +891,8 @@ int main(int argc, char **argv)
 		return mode_nobtf();
 	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
 		return test_skip("no kernel BTF");
-	ret = loopdev_create(&dev, NULL, DEV_BYTES, (!strcmp(mode, "exact") ||
-			     !strcmp(mode, "drops")) && argc > 3 ? argv[3] : "mq-deadline", 0);
+	ret = loopdev_create(&dev, NULL, DEV_BYTES, strcmp(mode, "schema") && argc > 3 ?
+			     argv[3] : "mq-deadline", 0);
 	if (ret == -EPERM || ret == -ENOENT || ret == -ENXIO || ret == -EACCES)
 		return test_skip("cannot create a loop device");
 	if (ret < 0) {
