@@ -18,7 +18,7 @@ struct command {
 
 extern const struct command command_run;
 extern const struct command command_threads;
-/* Built only with BPF support (meson -Dbpf): iolat tracer. */
+/* The iolat tracer; without BPF support a stub that says so (cmd_lat_stub.c). */
 extern const struct command command_lat;
 
 /* Print "iotier NAME: message" on stderr; returns EXIT_USAGE for `return usage_error(...)`. */

@@ -13,9 +13,7 @@
 static const struct command *const commands[] = {
 	&command_run,
 	&command_threads,
-#ifdef IOTIER_HAVE_BPF
-	&command_lat,
-#endif
+	&command_lat, /* cmd_lat.c, or cmd_lat_stub.c in a build without BPF */
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
