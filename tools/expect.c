@@ -404,6 +404,10 @@ static int parse_ref(struct parser *p, const struct token *t, struct expect_node
 		return fail(p, t->col, "'%.*s' names no metric", (int)t->len, t->start);
 	if (parse_metric(p, &segs[i], ref, &node->dim) < 0)
 		return -1;
+	if (ref->leak && ref->metric != METRIC_BYTES && ref->metric != METRIC_COUNT &&
+	    ref->metric != METRIC_RATIO)
+		return fail(p, segs[i].col, "'%.*s' is not measured for leaks (expected bytes, "
+			    "count or ratio)", (int)segs[i].len, segs[i].s);
 	if (ref->metric == METRIC_RATIO && !ref->leak)
 		return fail(p, segs[i].col, "'ratio' needs a leak path, as in 'low.leak.ratio'");
 	if (ref->metric == METRIC_CLASS && ref->ioclass >= 0)
@@ -753,6 +757,15 @@ void expect_format(enum expect_dim dim, const struct expect_value *v, char *buf,
 
 			if (!m)
 				continue;
+			if (m == EXPECT_CLASS_ALL_LEVELS(cls)) {
+				int n = snprintf(buf + off, len - off, "%s%s", off ? "+" : "",
+						 class_names[cls]);
+
+				if (n < 0 || (size_t)n >= len - off)
+					return;
+				off += (size_t)n;
+				continue;
+			}
 			for (int lvl = 0; lvl < 8; lvl++) {
 				int n;
 
@@ -840,7 +853,8 @@ static void describe_side(const struct expect *e, int idx, enum expect_dim dim,
 	const struct expect_node *first = n, *last = n;
 
 	expect_format(dim, v, val, sizeof(val));
-	if (n->kind == NODE_NUMBER || n->kind == NODE_CLASS) {
+	/* Only a computed limit shows how it was computed; a path is in the expression already. */
+	if (n->kind != NODE_BINARY) {
 		snprintf(buf, len, "%s", val);
 		return;
 	}

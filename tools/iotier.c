@@ -12,6 +12,9 @@
 
 static const struct command *const commands[] = {
 	&command_run,
+#ifdef IOTIER_HAVE_BPF
+	&command_check,
+#endif
 
 };
 

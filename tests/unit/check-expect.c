@@ -145,12 +145,15 @@ START_TEST(test_result_text)
 	ck_assert_int_eq(expect_parse("high.read.p99.9 <= 2 * baseline.read.p99.9", true, &e, err,
 				      sizeof(err)), 0);
 	ck_assert(!expect_eval(&e, fake_lookup, NULL, &res));
-	ck_assert_str_eq(res.measured, "4ms (high.read.p99.9)");
+	ck_assert_str_eq(res.measured, "4ms");
 	ck_assert_str_eq(res.limit, "2ms (2 * baseline.read.p99.9)");
 	ck_assert_int_eq(expect_parse("low.write.class == idle", false, &e, err, sizeof(err)), 0);
 	ck_assert(!expect_eval(&e, fake_lookup, NULL, &res));
-	ck_assert_str_eq(res.measured, "be:4+idle (low.write.class)");
+	ck_assert_str_eq(res.measured, "be:4+idle");
 	ck_assert_str_eq(res.limit, "idle");
+	ck_assert_int_eq(expect_parse("low.write.class == be", false, &e, err, sizeof(err)), 0);
+	ck_assert(!expect_eval(&e, fake_lookup, NULL, &res));
+	ck_assert_str_eq(res.limit, "be");
 }
 END_TEST
 
@@ -206,6 +209,8 @@ START_TEST(test_errors)
 		    "column 10: 'ratio' needs a leak path, as in 'low.leak.ratio'");
 	parse_fails("low.leak.ratio < 5",
 		    "column 18: '5' needs a unit: 'low.leak.ratio' is a ratio (%)");
+	parse_fails("low.leak.p99 < 1ms",
+		    "column 10: 'p99' is not measured for leaks (expected bytes, count or ratio)");
 	parse_fails("", "column 1: empty expression");
 }
 END_TEST
