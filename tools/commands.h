@@ -17,6 +17,7 @@ struct command {
 };
 
 extern const struct command command_run;
+extern const struct command command_threads;
 extern const struct command command_check; /* needs the BPF build */
 
 /* Print "iotier NAME: message" on stderr; returns EXIT_USAGE for `return usage_error(...)`. */
