@@ -14,6 +14,7 @@ static const struct command *const commands[] = {
 	&command_run,
 	&command_threads,
 #ifdef IOTIER_HAVE_BPF
+	&command_lat,
 	&command_check,
 #endif
 };
