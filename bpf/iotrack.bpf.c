@@ -11,7 +11,8 @@
  * first page's inode to the thread that dirtied it. Kernel I/O without a known dirtier is
  * counted as unattributed (tgid 0), never dropped.
  *
- * Latency runs from block_io_start (the request is created, in the submitter's context) to
+ * The request is attributed at block_io_start, where current is the submitter. Latency is
+ * `iotier lat`'s queue latency: first insert into the scheduler (or issue, or start) to
  * completion, so it includes the wait in the I/O scheduler, where priority classes act.
  */
 #include "vmlinux.h"
@@ -61,7 +62,7 @@ struct {
 } dirtiers SEC(".maps");
 
 struct start {
-	__u64 ts;
+	__u64 start_ns, insert_ns, issue_ns;
 	struct iotrack_key key;
 };
 
@@ -331,16 +332,51 @@ int BPF_PROG(iotrack_io_start, struct request *rq)
 			return 0;
 		}
 	}
-	s.ts = bpf_ktime_get_ns();
+	s.start_ns = bpf_ktime_get_ns();
 	if (bpf_map_update_elem(&starts, &ptr, &s, BPF_ANY) < 0)
 		count(IOTRACK_LOST_START, 1);
+	return 0;
+}
+
+SEC("tp_btf/block_rq_insert")
+int BPF_PROG(iotrack_rq_insert, struct request *rq)
+{
+	__u64 ptr = (__u64)rq;
+	struct start *s = bpf_map_lookup_elem(&starts, &ptr);
+
+	/* A requeued request is inserted again: its queue time runs from the first insert. */
+	if (s && !s->insert_ns)
+		s->insert_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("tp_btf/block_rq_issue")
+int BPF_PROG(iotrack_rq_issue, struct request *rq)
+{
+	__u64 ptr = (__u64)rq;
+	struct start *s = bpf_map_lookup_elem(&starts, &ptr);
+
+	if (s && !s->issue_ns)
+		s->issue_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("tp_btf/block_rq_merge")
+int BPF_PROG(iotrack_rq_merge, struct request *rq)
+{
+	__u64 ptr = (__u64)rq;
+
+	/* Merged into another request and freed without completing; its bytes complete with
+	 * the survivor, attributed to the survivor's submitter. */
+	if (!bpf_map_delete_elem(&starts, &ptr))
+		count(IOTRACK_MERGED, 1);
 	return 0;
 }
 
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(iotrack_rq_complete, struct request *rq, blk_status_t error, unsigned int nr_bytes)
 {
-	__u64 ptr = (__u64)rq, lat;
+	__u64 ptr = (__u64)rq, lat, now, qstart;
 	struct iotrack_stats *st;
 	struct start *s;
 	__u64 b;
@@ -364,16 +400,23 @@ int BPF_PROG(iotrack_rq_complete, struct request *rq, blk_status_t error, unsign
 	/* A partial completion: the rest of the request is still in flight. */
 	if (nr_bytes < BPF_CORE_READ(rq, __data_len))
 		return 0;
-	lat = bpf_ktime_get_ns() - s->ts;
+	now = bpf_ktime_get_ns();
+	qstart = s->insert_ns ? s->insert_ns : s->issue_ns ? s->issue_ns : s->start_ns;
+	lat = now > qstart ? now - qstart : 0;
 	__sync_fetch_and_add(&st->count, 1);
-	__sync_fetch_and_add(&st->lat_sum_ns, lat);
-	if (lat > st->lat_max_ns)
-		st->lat_max_ns = lat; /* racy by design: a max off by one concurrent request */
 	b = hist_bucket(lat);
 	/* One register for the check and the index, or the verifier sees an unchecked copy. */
 	barrier_var(b);
-	if (b < HIST_NR_BUCKETS)
-		__sync_fetch_and_add(&st->hist[b], 1);
+	if (b < HIST_NR_BUCKETS) {
+		__sync_fetch_and_add(&st->lat.slots[b], 1);
+		__sync_fetch_and_add(&st->lat.count, 1);
+		__sync_fetch_and_add(&st->lat.sum_ns, lat);
+		/* Racy by design: min and max may miss one of two concurrent requests. */
+		if (!st->lat.min_ns || lat < st->lat.min_ns)
+			st->lat.min_ns = lat;
+		if (lat > st->lat.max_ns)
+			st->lat.max_ns = lat;
+	}
 	bpf_map_delete_elem(&starts, &ptr);
 	return 0;
 }

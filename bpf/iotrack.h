@@ -10,6 +10,7 @@
 #define IOTIER_IOTRACK_H
 
 #include "hist.h"
+#include "iolat.h" /* struct iolat_lat: the same distribution `iotier lat` reports */
 
 #define IOTRACK_COMM_LEN 16
 #define IOTRACK_CMDLINE_MAX 512   /* power of two: the BPF side masks the length with it */
@@ -40,12 +41,14 @@ struct iotrack_key {
 	char pcomm[IOTRACK_COMM_LEN]; /* its group leader's name */
 };
 
+/*
+ * Latency is `iotier lat`'s queue latency (Q2C): from the first insert into the I/O
+ * scheduler (or the issue, or block_io_start, for a request that skipped it) to completion.
+ */
 struct iotrack_stats {
 	__u64 count;
 	__u64 bytes;
-	__u64 lat_sum_ns;
-	__u64 lat_max_ns;
-	__u64 hist[HIST_NR_BUCKETS];
+	struct iolat_lat lat;
 };
 
 /* Counters of things that could not be recorded; reported, never dropped silently. */
@@ -55,6 +58,7 @@ enum iotrack_counter {
 	IOTRACK_LOST_DIRTY,       /* dirtier table full */
 	IOTRACK_LOST_EVENTS,      /* ring buffer full: a process event lost */
 	IOTRACK_FOREIGN_BYTES,    /* bytes on traced devices from processes outside the tree */
+	IOTRACK_MERGED,           /* requests merged into another: counted with the survivor */
 	IOTRACK_NR_COUNTERS,
 };
 

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lat_session.h" /* lat_percentile */
+
 static const char *const class_keys[CHECK_CLASSES] = { "none", "rt", "be", "idle" };
 
 struct check_report *check_report_new(void)
@@ -38,16 +40,26 @@ const char *check_ioprio_name(uint16_t ioprio, char *buf, size_t len)
 	return buf;
 }
 
+static void lat_merge(struct iolat_lat *dst, const struct iolat_lat *src)
+{
+	if (!src->count)
+		return;
+	if (!dst->count || src->min_ns < dst->min_ns)
+		dst->min_ns = src->min_ns;
+	if (src->max_ns > dst->max_ns)
+		dst->max_ns = src->max_ns;
+	dst->count += src->count;
+	dst->sum_ns += src->sum_ns;
+	for (unsigned i = 0; i < HIST_NR_BUCKETS; i++)
+		dst->slots[i] += src->slots[i];
+}
+
 static void cell_merge(struct check_cell *dst, const struct check_cell *src)
 {
 	dst->count += src->count;
 	dst->bytes += src->bytes;
-	dst->lat_sum_ns += src->lat_sum_ns;
-	if (src->lat_max_ns > dst->lat_max_ns)
-		dst->lat_max_ns = src->lat_max_ns;
 	dst->level_mask |= src->level_mask;
-	for (unsigned i = 0; i < HIST_NR_BUCKETS; i++)
-		dst->hist[i] += src->hist[i];
+	lat_merge(&dst->lat, &src->lat);
 }
 
 int check_report_add(struct check_report *r, enum expect_tier tier, const struct iotrack_key *k,
@@ -62,13 +74,9 @@ int check_report_add(struct check_report *r, enum expect_tier tier, const struct
 	c = &r->cells[tier][op][cls];
 	c->count += st->count;
 	c->bytes += st->bytes;
-	c->lat_sum_ns += st->lat_sum_ns;
-	if (st->lat_max_ns > c->lat_max_ns)
-		c->lat_max_ns = st->lat_max_ns;
 	if (st->count)
 		c->level_mask |= 1u << (k->ioprio & 7);
-	for (unsigned i = 0; i < HIST_NR_BUCKETS; i++)
-		c->hist[i] += st->hist[i];
+	lat_merge(&c->lat, &st->lat);
 	if (leak && k->cause < CAUSE_COUNT) {
 		r->leaks[tier][op][k->cause].count += st->count;
 		r->leaks[tier][op][k->cause].bytes += st->bytes;
@@ -103,25 +111,7 @@ int check_report_add(struct check_report *r, enum expect_tier tier, const struct
 
 double check_cell_percentile(const struct check_cell *c, double p)
 {
-	uint64_t target, seen = 0;
-
-	if (!c->count)
-		return -1;
-	target = (uint64_t)((double)c->count * p / 100.0 + 0.999999);
-	if (target < 1)
-		target = 1;
-	for (unsigned i = 0; i < HIST_NR_BUCKETS; i++) {
-		double mid;
-
-		seen += c->hist[i];
-		if (seen < target)
-			continue;
-		if (i == HIST_OVERFLOW)
-			return (double)c->lat_max_ns;
-		mid = ((double)hist_bucket_low(i) + (double)hist_bucket_high(i)) / 2;
-		return mid < (double)c->lat_max_ns || !c->lat_max_ns ? mid : (double)c->lat_max_ns;
-	}
-	return (double)c->lat_max_ns;
+	return c->lat.count ? (double)lat_percentile(&c->lat, p) : -1;
 }
 
 /* ---- expectation lookup ---- */
@@ -185,13 +175,13 @@ int check_report_lookup(const struct expect_ref *ref, struct expect_value *out, 
 		return out->class_mask ? 0 : -1;
 	case METRIC_PERCENTILE:
 		out->v = check_cell_percentile(&sel, ref->percentile);
-		return sel.count ? 0 : -1;
+		return sel.lat.count ? 0 : -1;
 	case METRIC_MAX:
-		out->v = (double)sel.lat_max_ns;
-		return sel.count ? 0 : -1;
+		out->v = (double)sel.lat.max_ns;
+		return sel.lat.count ? 0 : -1;
 	case METRIC_MEAN:
-		out->v = sel.count ? (double)sel.lat_sum_ns / (double)sel.count : 0;
-		return sel.count ? 0 : -1;
+		out->v = sel.lat.count ? (double)sel.lat.sum_ns / (double)sel.lat.count : 0;
+		return sel.lat.count ? 0 : -1;
 	}
 	return -1;
 }
@@ -249,7 +239,7 @@ void check_report_print(const struct check_report *r, FILE *out)
 				fmt_time(check_cell_percentile(c, 50), b2, sizeof(b2));
 				fmt_time(check_cell_percentile(c, 99), b3, sizeof(b3));
 				fmt_time(check_cell_percentile(c, 99.9), b4, sizeof(b4));
-				fmt_time((double)c->lat_max_ns, b5, sizeof(b5));
+				fmt_time((double)c->lat.max_ns, b5, sizeof(b5));
 				fprintf(out, "%-13s %-6s %-10s %8llu %10s %9s %9s %9s %9s\n",
 					expect_tier_name(t), expect_op_name(op), cls_text,
 					(unsigned long long)c->count, b1, b2, b3, b4, b5);
@@ -322,27 +312,31 @@ void check_report_print(const struct check_report *r, FILE *out)
 
 static const char *const counter_keys[IOTRACK_NR_COUNTERS] = {
 	"lost_untimed_requests", "lost_uncounted_requests", "lost_dirtied_inodes",
-	"lost_process_events", "foreign_bytes",
+	"lost_process_events", "foreign_bytes", "merged_requests",
 };
 
 static json_t *cell_json(const struct check_cell *c)
 {
 	json_t *o = json_object(), *hist = json_array();
+	const struct iolat_lat *l = &c->lat;
 
 	json_object_set_new(o, "count", json_integer((json_int_t)c->count));
 	json_object_set_new(o, "bytes", json_integer((json_int_t)c->bytes));
 	json_object_set_new(o, "level_mask", json_integer(c->level_mask));
-	json_object_set_new(o, "lat_sum_ns", json_integer((json_int_t)c->lat_sum_ns));
-	json_object_set_new(o, "lat_max_ns", json_integer((json_int_t)c->lat_max_ns));
-	json_object_set_new(o, "p50_ns", json_real(c->count ? check_cell_percentile(c, 50) : 0));
-	json_object_set_new(o, "p99_ns", json_real(c->count ? check_cell_percentile(c, 99) : 0));
-	json_object_set_new(o, "p99.9_ns", json_real(c->count ? check_cell_percentile(c, 99.9) : 0));
+	json_object_set_new(o, "lat_count", json_integer((json_int_t)l->count));
+	json_object_set_new(o, "lat_sum_ns", json_integer((json_int_t)l->sum_ns));
+	json_object_set_new(o, "lat_min_ns", json_integer((json_int_t)l->min_ns));
+	json_object_set_new(o, "lat_max_ns", json_integer((json_int_t)l->max_ns));
+	json_object_set_new(o, "p50_ns", json_integer(l->count ? (json_int_t)lat_percentile(l, 50) : 0));
+	json_object_set_new(o, "p99_ns", json_integer(l->count ? (json_int_t)lat_percentile(l, 99) : 0));
+	json_object_set_new(o, "p99.9_ns",
+			    json_integer(l->count ? (json_int_t)lat_percentile(l, 99.9) : 0));
 	for (unsigned i = 0; i < HIST_NR_BUCKETS; i++) {
-		if (!c->hist[i])
+		if (!l->slots[i])
 			continue;
 		json_array_append_new(hist, json_pack("[I, I, I]", (json_int_t)hist_bucket_low(i),
 				      i == HIST_OVERFLOW ? (json_int_t)-1 :
-				      (json_int_t)hist_bucket_high(i), (json_int_t)c->hist[i]));
+				      (json_int_t)hist_bucket_high(i), (json_int_t)l->slots[i]));
 	}
 	json_object_set_new(o, "hist_ns", hist);
 	return o;
@@ -476,8 +470,10 @@ static int read_cell(json_t *o, struct check_cell *c)
 	c->count = (uint64_t)json_integer_value(json_object_get(o, "count"));
 	c->bytes = (uint64_t)json_integer_value(json_object_get(o, "bytes"));
 	c->level_mask = (uint32_t)json_integer_value(json_object_get(o, "level_mask"));
-	c->lat_sum_ns = (uint64_t)json_integer_value(json_object_get(o, "lat_sum_ns"));
-	c->lat_max_ns = (uint64_t)json_integer_value(json_object_get(o, "lat_max_ns"));
+	c->lat.count = (uint64_t)json_integer_value(json_object_get(o, "lat_count"));
+	c->lat.sum_ns = (uint64_t)json_integer_value(json_object_get(o, "lat_sum_ns"));
+	c->lat.min_ns = (uint64_t)json_integer_value(json_object_get(o, "lat_min_ns"));
+	c->lat.max_ns = (uint64_t)json_integer_value(json_object_get(o, "lat_max_ns"));
 	if (!json_is_array(hist))
 		return -1;
 	json_array_foreach(hist, i, b) {
@@ -485,7 +481,7 @@ static int read_cell(json_t *o, struct check_cell *c)
 		json_int_t n = json_integer_value(json_array_get(b, 2));
 
 		/* By bound, not index: a baseline from another bucket layout still reads. */
-		c->hist[hist_bucket((uint64_t)low)] += (uint64_t)n;
+		c->lat.slots[hist_bucket((uint64_t)low)] += (uint64_t)n;
 	}
 	return 0;
 }

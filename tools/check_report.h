@@ -20,9 +20,9 @@
 
 /* I/O of one tier, op and arrival class. */
 struct check_cell {
-	uint64_t count, bytes, lat_sum_ns, lat_max_ns;
-	uint32_t level_mask; /* bit N: some request arrived at level N of this class */
-	uint64_t hist[HIST_NR_BUCKETS];
+	uint64_t count, bytes;
+	uint32_t level_mask;  /* bit N: some request arrived at level N of this class */
+	struct iolat_lat lat; /* as `iotier lat` keeps it, so its percentile code applies */
 };
 
 struct check_leak {
@@ -55,7 +55,7 @@ void check_report_free(struct check_report *r);
 int check_report_add(struct check_report *r, enum expect_tier tier, const struct iotrack_key *k,
 		     const struct iotrack_stats *st, bool leak);
 
-/* Latency at percentile @p (0 < p <= 100) of @c, in ns; the bucket's midpoint, capped by max. */
+/* Latency at percentile @p (0 < p <= 100) of @c in ns, as `iotier lat` computes it. */
 double check_cell_percentile(const struct check_cell *c, double p);
 
 /* The pair the expect lookup reads from: this run and, optionally, a baseline. */
