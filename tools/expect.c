@@ -727,7 +727,7 @@ void expect_format(enum expect_dim dim, const struct expect_value *v, char *buf,
 	switch (dim) {
 	case DIM_TIME:
 		if (x < 1e3)
-			snprintf(buf, len, "%.0fns", x);
+			snprintf(buf, len, "%.3gns", x);
 		else if (x < 1e6)
 			snprintf(buf, len, "%.3gus", x / 1e3);
 		else if (x < 1e9)
