@@ -7,7 +7,8 @@
  *   direct    O_DIRECT low writes arrive at idle, with exact bytes and no leak; the high
  *             reads are counted exactly. Every kind of expectation (percentile, class, leak,
  *             bytes, count, baseline) is seen holding (exit 0) and then failing (exit 1,
- *             each one printed as FAIL). A failing CMD is reported apart, with exit 1.
+ *             each one printed as FAIL). A cmdline: rule alone classifies both threads.
+ *             A failing CMD is reported apart, with exit 1.
  *   buffered  with vm.dirty_background_bytes and vm.dirty_bytes lowered for the test (and
  *             restored after, on failure too), buffered low writes reach the disk through
  *             the flusher at be: the report shows them as the low tier's leak, cause
@@ -49,6 +50,8 @@ static struct loopdev dev = { .index = -1 };
 static char mnt[64];
 static bool mounted;
 static char out[1 << 18];
+/* The tier rules of run_check(); by thread name unless a test says otherwise. */
+static const char *low_rule = "bg-*", *high_rule = "fg-*";
 
 /* ---- vm.dirty_* lowered for the buffered test, restored on every exit ---- */
 
@@ -173,9 +176,9 @@ static int run_check(const char *mode, const char *wfile, unsigned long long wby
 	argv[n++] = iotier;
 	argv[n++] = "check";
 	argv[n++] = "--low";
-	argv[n++] = "bg-*";
+	argv[n++] = low_rule;
 	argv[n++] = "--high";
-	argv[n++] = "fg-*";
+	argv[n++] = high_rule;
 	argv[n++] = "-d";
 	argv[n++] = dev.path;
 	for (; extra && *extra && n < 50; extra++)
@@ -325,6 +328,14 @@ static int test_direct(void)
 		"--expect", "default.write.p99 < 10s",
 		NULL,
 	};
+	const char *process_rule[] = {
+		"--expect", "low.write.bytes == 16MiB",
+		"--expect", "low.read.count == 256",
+		"--expect", "low.class == idle",
+		"--expect", "high.bytes == 0",
+		"--expect", "default.bytes == 0",
+		NULL,
+	};
 	const char *cmd_fails[] = { iotier, "check", "-d", dev.path, "--expect",
 				    "low.bytes == 0", "--", "/bin/sh", "-c", "exit 3", NULL };
 	json_error_t jerr;
@@ -371,6 +382,16 @@ static int test_direct(void)
 	    !strstr(out, "FAIL  default.write.p99 < 10s: no I/O measured for 'default.write.p99'") ||
 	    !strstr(out, "7 of 7 expectations failed"))
 		FAIL("want each of 7 expectations reported as FAIL with measured and limit:\n%s", out);
+
+	/* A command-line rule alone: the workload's command line reaches the rules through the
+	 * exec event, so both threads are low, and the shim made both idle. */
+	low_rule = "cmdline:*check-workload direct *";
+	high_rule = "no-such-thread";
+	ret = run_check("direct", wfile, WRITE_BYTES, process_rule);
+	low_rule = "bg-*";
+	high_rule = "fg-*";
+	if (ret != 0)
+		FAIL("command-line rule: exit %d, want 0:\n%s", ret, out);
 
 	/* CMD's own failure is reported apart from the expectations, which all hold. */
 	ret = run(cmd_fails);
