@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * iotrack.bpf.c: kernel side of `iotier check`. It follows one command's process tree and
  * counts every block request that tree causes, keyed by the thread that caused it, the
@@ -30,7 +30,7 @@
 const volatile __u32 n_devs = 0;
 const volatile __u32 devs[IOTRACK_MAX_DEVS] = {};
 
-char LICENSE[] SEC("license") = "GPL";
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 /* The command's processes: seeded by user space with the child's pid before it execs. */
 struct {
