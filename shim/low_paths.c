@@ -164,10 +164,12 @@ static void steer(int fd)
 }
 
 /*
- * Written pages cannot be dropped while dirty or under writeback. So each chunk is pushed to
- * the device now, and the drop runs one chunk behind it, over the previous chunk too, whose
- * writeback has had a whole chunk's time to finish. Pages written before are never visited:
- * the range is what this fd wrote.
+ * Written pages cannot be dropped while dirty or under writeback, and a writer fills the
+ * cache far faster than a device empties it. So each chunk is pushed to the device when it
+ * is complete, and the chunk before it, pushed one chunk ago, is waited for and dropped:
+ * per file at most two chunks stay cached, and the writer waits only when the device is
+ * more than a chunk behind it. Pages written before are never visited: the range is what
+ * this fd wrote.
  */
 static void drop_behind(int fd, struct fd_path *p, uint64_t chunk_bytes, off_t end)
 {
@@ -181,9 +183,11 @@ static void drop_behind(int fd, struct fd_path *p, uint64_t chunk_bytes, off_t e
 	syscall(SYS_sync_file_range, fd, (off_t)chunk_lo, (off_t)(end - chunk_lo),
 		SYNC_FILE_RANGE_WRITE);
 	lo = atomic_exchange(&p->drop_lo, chunk_lo);
-	if (lo < 0 || lo > chunk_lo)
-		lo = chunk_lo;
-	posix_fadvise(fd, lo, end - lo, POSIX_FADV_DONTNEED);
+	if (lo < 0 || lo >= chunk_lo)
+		return;
+	syscall(SYS_sync_file_range, fd, (off_t)lo, (off_t)(chunk_lo - lo),
+		SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+	posix_fadvise(fd, lo, chunk_lo - lo, POSIX_FADV_DONTNEED);
 }
 
 void low_paths_written(int fd, size_t bytes, off_t end, bool low)
