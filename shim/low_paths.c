@@ -41,6 +41,7 @@ static void fd_reset(struct fd_path *p, uint32_t flags)
 	atomic_store_explicit(&p->since_steer, 0, memory_order_relaxed);
 	atomic_store_explicit(&p->since_drop, 0, memory_order_relaxed);
 	atomic_store_explicit(&p->drop_lo, -1, memory_order_relaxed);
+	atomic_store_explicit(&p->steer_end, 0, memory_order_relaxed);
 	atomic_store_explicit(&p->flags, flags, memory_order_release);
 }
 
@@ -152,15 +153,26 @@ static bool crossed(_Atomic uint64_t *counter, uint64_t bytes, uint64_t limit)
 	return atomic_compare_exchange_strong(counter, &total, 0);
 }
 
-static void steer(int fd)
+/*
+ * Push the file's dirty pages now: the whole file (0, 0), of which only dirty pages are
+ * visited. Strict mode then waits for what the previous push started, like RocksDB's
+ * strict_bytes_per_sync, so dirty plus in-flight data per file stays within about 2N. It
+ * pushes first and waits second: pages left dirty while the writer sleeps are exactly what
+ * the flusher would take at the default class.
+ */
+static void steer(int fd, struct fd_path *p, off_t end)
 {
-	unsigned flags = SYNC_FILE_RANGE_WRITE;
+	int64_t prev;
 
-	/* Strict: first wait for what the previous push started, so dirty data stays bounded. */
-	if (shim.cfg.writeback_strict)
-		flags |= SYNC_FILE_RANGE_WAIT_BEFORE;
-	/* The whole file (0, 0): only its dirty pages are visited. */
-	syscall(SYS_sync_file_range, fd, (off_t)0, (off_t)0, flags);
+	syscall(SYS_sync_file_range, fd, (off_t)0, (off_t)0, SYNC_FILE_RANGE_WRITE);
+	if (!shim.cfg.writeback_strict)
+		return;
+	if (end < 0)
+		end = (off_t)syscall(SYS_lseek, fd, (off_t)0, SEEK_CUR);
+	prev = atomic_exchange(&p->steer_end, end < 0 ? 0 : (int64_t)end);
+	if (prev > 0)
+		syscall(SYS_sync_file_range, fd, (off_t)0, (off_t)prev,
+			SYNC_FILE_RANGE_WAIT_BEFORE);
 }
 
 /*
@@ -213,7 +225,7 @@ void low_paths_written(int fd, size_t bytes, off_t end, bool low)
 	}
 	if (low && shim.cfg.writeback_bytes && crossed(&p->since_steer, bytes,
 						      shim.cfg.writeback_bytes))
-		steer(fd);
+		steer(fd, p, end);
 out:
 	errno = saved;
 }

@@ -37,6 +37,8 @@ struct fd_path {
 	_Atomic uint64_t since_steer; /* bytes written by low threads since the last push */
 	_Atomic uint64_t since_drop;  /* bytes written since the last drop */
 	_Atomic int64_t drop_lo;      /* where the next drop starts; -1: not known yet */
+	_Atomic int64_t steer_end;    /* strict mode: file offset at the previous push */
+	int64_t pad2;
 };
 
 extern struct fd_path fd_paths[PATH_FD_MAX] SHIM_HIDDEN;

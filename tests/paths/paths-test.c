@@ -9,7 +9,8 @@
  *     so only the stamped SQE can carry idle).
  *   steer: a buffered low writer on ext4 on a loop device with vm.dirty_background_bytes at
  *     8 MiB (restored on every exit): bytes written back at a class other than idle must
- *     drop by >= 90% with steering on (and in strict mode) against steering off.
+ *     drop by >= 90% with steering on (and in strict mode) against steering off, summed
+ *     over three interleaved rounds.
  *   drop, rate: drop-behind and the rate limit, judged by the worker itself (mincore, bytes
  *     over elapsed time).
  * Usage: paths-test WORKER SHIM SCENARIO. Exit 0 pass, 1 fail, 77 skip.
@@ -336,13 +337,20 @@ static long long leaked(struct class_trace *trace, const char *label, const char
 	return (long long)class_bytes_not_idle(&c);
 }
 
+/*
+ * The machine is shared: other processes' dirty pages wake the flusher at moments nobody
+ * controls. Each variant therefore runs STEER_ROUNDS times, interleaved, and the figures
+ * compared are the sums.
+ */
+#define STEER_ROUNDS 3
+
 static int scenario_steer(void)
 {
 	static const char *const off[] = { "IOTIER_WRITEBACK=0", NULL };
 	static const char *const on[] = { NULL };
 	static const char *const strict[] = { "IOTIER_WRITEBACK_STRICT=1", NULL };
 	struct class_trace trace = { 0 };
-	long long l_off, l_on, l_strict;
+	long long l_off = 0, l_on = 0, l_strict = 0, total;
 	int ret;
 
 	install_cleanup();
@@ -350,21 +358,30 @@ static int scenario_steer(void)
 	    (ret = open_trace(&trace, 1u << IOLAT_OP_WRITE, 0)) ||
 	    (ret = lower_dirty_background("8388608")))
 		return ret;
-	l_off = leaked(&trace, "off", off);
-	l_on = leaked(&trace, "on", on);
-	l_strict = leaked(&trace, "strict", strict);
+	for (int round = 0; round < STEER_ROUNDS; round++) {
+		long long a = leaked(&trace, "off", off), b = leaked(&trace, "on", on),
+			  c = leaked(&trace, "strict", strict);
+
+		if (a < 0 || b < 0 || c < 0) {
+			class_trace_close(&trace);
+			return T_EXIT_FAIL;
+		}
+		l_off += a;
+		l_on += b;
+		l_strict += c;
+	}
 	class_trace_close(&trace);
 	cleanup();
-	if (l_off < 0 || l_on < 0 || l_strict < 0)
-		return T_EXIT_FAIL;
-	fprintf(stderr, "leaked (not idle) of %d MiB: off %.1f MiB, on %.1f MiB (%.1f%% of off), "
-		"strict %.1f MiB (%.1f%%)\n", WRITE_MIB, l_off / 1048576.0, l_on / 1048576.0,
-		100.0 * l_on / (l_off ? l_off : 1), l_strict / 1048576.0,
+	total = (long long)STEER_ROUNDS * WRITE_MIB << 20;
+	fprintf(stderr, "leaked (not idle) of %d x %d MiB: off %.1f MiB, on %.1f MiB (%.1f%% of "
+		"off), strict %.1f MiB (%.1f%%)\n", STEER_ROUNDS, WRITE_MIB, l_off / 1048576.0,
+		l_on / 1048576.0, 100.0 * l_on / (l_off ? l_off : 1), l_strict / 1048576.0,
 		100.0 * l_strict / (l_off ? l_off : 1));
-	/* Without steering the flusher must have taken most of it, or nothing was measured. */
-	if (l_off < (long long)(WRITE_MIB << 20) / 2) {
-		fprintf(stderr, "FAIL: steering off leaked only %lld bytes: the flusher did not "
-			"write back the low writer's pages, so the comparison is void\n", l_off);
+	/* Without steering the flusher must have taken a good part, or nothing was measured. */
+	if (l_off < total / 4) {
+		fprintf(stderr, "FAIL: steering off leaked only %lld of %lld bytes: the flusher "
+			"did not write back the low writer's pages, so the comparison is void\n",
+			l_off, total);
 		return T_EXIT_FAIL;
 	}
 	if (l_on * 10 > l_off || l_strict * 10 > l_off) {
