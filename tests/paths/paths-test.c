@@ -11,9 +11,11 @@
  *     8 MiB (restored on every exit): bytes written back at a class other than idle must
  *     drop by >= 90% with steering on (and in strict mode) against steering off, summed
  *     over three interleaved rounds.
+ *   steer-check: the same through `iotier check` (argument IOTIER): its leak ratio with
+ *     steering on and strict must be at most a tenth of the one with steering off.
  *   drop, rate: drop-behind and the rate limit, judged by the worker itself (mincore, bytes
  *     over elapsed time).
- * Usage: paths-test WORKER SHIM SCENARIO. Exit 0 pass, 1 fail, 77 skip.
+ * Usage: paths-test WORKER SHIM SCENARIO [IOTIER]. Exit 0 pass, 1 fail, 77 skip.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,7 +35,7 @@
 #include "loopdev.h"
 #include "test_env.h"
 
-static const char *worker, *shim;
+static const char *worker, *shim, *iotier;
 static struct loopdev dev = { .index = -1 };
 static char mnt[64];
 static int mounted;
@@ -391,6 +393,73 @@ static int scenario_steer(void)
 	return T_EXIT_PASS;
 }
 
+/*
+ * The same judgement through `iotier check` and its writeback-leak figure: the leak ratio
+ * (leaked bytes over the low tier's bytes) with steering on, and in strict mode, must be at
+ * most a tenth of the ratio with steering off, saved as the baseline. The steered runs
+ * write three times as much, so that one burst of the flusher weighs less.
+ */
+static int run_check(const char *label, const char *const *env, const char *const *argv)
+{
+	int status;
+	pid_t child;
+
+	fprintf(stderr, "--- iotier check, steering %s\n", label);
+	child = fork();
+	if (child == 0) {
+		setenv("IOTIER_SHIM", shim, 1);
+		for (; env && *env; env++)
+			putenv((char *)*env);
+		execv(iotier, (char *const *)argv);
+		_exit(127);
+	}
+	if (child < 0 || waitpid(child, &status, 0) < 0)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int scenario_steer_check(void)
+{
+	static const char *const off[] = { "IOTIER_WRITEBACK=0", NULL };
+	static const char *const strict[] = { "IOTIER_WRITEBACK_STRICT=1", NULL };
+	char path[128], json[128];
+	const char *sanity[] = { iotier, "check", "--low", "bg-*", "-d", dev.path, "--json", json,
+				 "--expect", "low.write.leak.writeback.bytes > 64MiB",
+				 "--", worker, "write", path, "256", NULL };
+	const char *steered[] = { iotier, "check", "--low", "bg-*", "-d", dev.path,
+				  "--baseline", json,
+				  "--expect", "low.write.bytes >= 768MiB",
+				  "--expect", "low.leak.ratio <= 0.1 * baseline.leak.ratio",
+				  "--", worker, "write", path, "768", NULL };
+	int ret, failed = 0;
+
+	install_cleanup();
+	if ((ret = need_root_loop(2ull << 30)) || (ret = make_fs()) ||
+	    (ret = lower_dirty_background("8388608")))
+		return ret;
+	snprintf(path, sizeof(path), "%s/check.dat", mnt);
+	snprintf(json, sizeof(json), "%s.off.json", mnt);
+	/* Steering off must leak through writeback, or the comparison proves nothing. */
+	ret = run_check("off", off, sanity);
+	if (ret == 0) {
+		unlink(path);
+		sync_mount();
+		if (run_check("on", NULL, steered) != 0)
+			failed = 1;
+		unlink(path);
+		sync_mount();
+		if (run_check("strict", strict, steered) != 0)
+			failed = 1;
+	}
+	unlink(json);
+	cleanup();
+	if (ret != 0) {
+		fprintf(stderr, "FAIL: iotier check with steering off exited %d\n", ret);
+		return T_EXIT_FAIL;
+	}
+	return failed ? T_EXIT_FAIL : T_EXIT_PASS;
+}
+
 /* ---- drop-behind and rate: judged by the worker -------------------------------------- */
 
 static int scenario_drop(void)
@@ -445,13 +514,14 @@ int main(int argc, char **argv)
 {
 	const char *name;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: paths-test WORKER SHIM SCENARIO\n");
+	if (argc != 4 && argc != 5) {
+		fprintf(stderr, "usage: paths-test WORKER SHIM SCENARIO [IOTIER]\n");
 		return T_EXIT_FAIL;
 	}
 	worker = argv[1];
 	shim = argv[2];
 	name = argv[3];
+	iotier = argc == 5 ? argv[4] : NULL;
 	if (!strcmp(name, "uring") || !strcmp(name, "uring-sqpoll") || !strcmp(name, "uring-raw") ||
 	    !strcmp(name, "aio")) {
 		int ret;
@@ -463,6 +533,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(name, "steer"))
 		return scenario_steer();
+	if (!strcmp(name, "steer-check") && iotier)
+		return scenario_steer_check();
 	if (!strcmp(name, "drop"))
 		return scenario_drop();
 	if (!strcmp(name, "rate"))
