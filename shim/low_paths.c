@@ -21,8 +21,12 @@ struct low_paths_on low_paths_on;
 
 /* Drop-behind works in chunks of this many bytes when steering is off. */
 #define DROP_CHUNK_DEFAULT (1u << 20)
-/* The rate limiter lets the low tier run this far ahead of the rate: a burst of 50 ms. */
-#define RATE_BURST_NS 50000000ll
+/*
+ * The bucket holds 200 ms of the rate: after a pause the low tier may run that far ahead,
+ * and a thread delayed by that much (a busy CPU, a blocking write) catches up instead of
+ * losing its share. It starts empty, so a new process never begins with a burst.
+ */
+#define RATE_BURST_NS 200000000ll
 
 static uint64_t drop_chunk;
 
@@ -115,7 +119,7 @@ void low_rate_charge(uint64_t bytes)
 	now = now_ns();
 	old = atomic_load_explicit(&rate_tat, memory_order_relaxed);
 	do
-		tat = (old > now ? old : now) + cost;
+		tat = (old == 0 ? now + RATE_BURST_NS : old > now ? old : now) + cost;
 	while (!atomic_compare_exchange_weak(&rate_tat, &old, tat));
 	wait_until = tat - RATE_BURST_NS;
 	if (wait_until > now) {

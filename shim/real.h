@@ -68,6 +68,7 @@ struct iocb;
 	X(io_uring_queue_init, int, (unsigned, struct io_uring *, unsigned))                \
 	X(io_uring_queue_init_params, int, (unsigned, struct io_uring *,                    \
 					    struct io_uring_params *))                      \
+	X(io_uring_queue_exit, void, (struct io_uring *))                                   \
 	X(io_uring_setup, int, (unsigned, struct io_uring_params *))                        \
 	X(io_uring_enter, int, (unsigned, unsigned, unsigned, unsigned, sigset_t *))        \
 	X(io_uring_enter2, int, (unsigned, unsigned, unsigned, unsigned, sigset_t *, size_t))

@@ -29,6 +29,13 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
+/*
+ * Set while a wrapped submit function runs the real one. libaio (and liburing built with
+ * libc) enter the kernel through syscall(), which is wrapped too: the iocbs and SQEs are
+ * already stamped and charged, so the inner call passes straight through.
+ */
+static SHIM_TLS int in_submit;
+
 /* Newer than the Debian 12 uapi headers; values from include/uapi/linux/io_uring.h. */
 #ifndef IORING_SETUP_NO_MMAP
 #define IORING_SETUP_NO_MMAP (1U << 14)     /* 6.5: the application provides the memory */
@@ -85,7 +92,9 @@ static uint64_t stamp_liburing(struct io_uring *ring)
 		shim_io_prologue();                                                        \
 		if (self_is_low())                                                         \
 			bytes = stamp_liburing(ring);                                      \
+		in_submit++;                                                               \
 		ret = REAL(name) call;                                                     \
+		in_submit--;                                                               \
 		if (bytes && ret > 0)                                                      \
 			low_rate_charge(bytes);                                            \
 		return ret;                                                                \
@@ -256,6 +265,15 @@ EXPORT int io_uring_queue_init(unsigned entries, struct io_uring *ring, unsigned
 	return ret;
 }
 
+/* liburing unmaps the ring and closes its fd with inline syscalls: forget it first. */
+EXPORT void io_uring_queue_exit(struct io_uring *ring)
+{
+	if (likely(REAL(io_uring_queue_exit) != NULL)) {
+		uring_fd_closing(ring->ring_fd);
+		REAL(io_uring_queue_exit)(ring);
+	}
+}
+
 EXPORT int io_uring_setup(unsigned entries, struct io_uring_params *p)
 {
 	int ret, saved;
@@ -281,7 +299,9 @@ EXPORT int io_uring_setup(unsigned entries, struct io_uring_params *p)
 			if (self_is_low())                                                 \
 				bytes = stamp_raw(fd, flags);                              \
 		}                                                                          \
+		in_submit++;                                                               \
 		ret = call;                                                                \
+		in_submit--;                                                               \
 		if (bytes && ret > 0)                                                      \
 			low_rate_charge(bytes);                                            \
 		return ret;                                                                \
@@ -347,7 +367,9 @@ EXPORT int io_submit(unsigned long ctx, long nr, struct iocb **ios)
 		if (self_is_low())
 			bytes = stamp_iocbs(nr, ios);
 	}
+	in_submit++;
 	ret = REAL(io_submit)(ctx, nr, ios);
+	in_submit--;
 	if (bytes && ret > 0)
 		low_rate_charge(bytes);
 	return ret;
@@ -406,7 +428,7 @@ EXPORT long syscall(long nr, ...)
 	a6 = va_arg(ap, long);
 	va_end(ap);
 	if (likely(nr != __NR_io_uring_enter && nr != __NR_io_uring_setup &&
-		   nr != __NR_io_submit) || in_shim)
+		   nr != __NR_io_submit) || in_shim || in_submit)
 		return real_syscall6(nr, a1, a2, a3, a4, a5, a6);
 
 	if (nr == __NR_io_uring_setup) {
