@@ -49,6 +49,7 @@ struct iocb;
 	X(open, int, (const char *, int, ...))                                              \
 	X(openat, int, (int, const char *, int, ...))                                       \
 	X(__open_2, int, (const char *, int))                                               \
+	X(creat, int, (const char *, mode_t))                                               \
 	X(__openat_2, int, (int, const char *, int))                                        \
 	X(close, int, (int))                                                                \
 	X(fopen, FILE *, (const char *, const char *))                                      \

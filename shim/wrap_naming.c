@@ -212,6 +212,17 @@ EXPORT int openat(int dirfd, const char *path, int flags, ...)
 	return fd;
 }
 
+/* creat() opens through libc's internal open: a drop-behind log may be created this way. */
+EXPORT int creat(const char *path, mode_t mode)
+{
+	int fd = REAL(creat) ? REAL(creat)(path, mode)
+			     : REAL(open)(path, O_CREAT | O_WRONLY | O_TRUNC, mode);
+
+	if (fd >= 0 && !in_shim)
+		low_paths_after_open(fd, path);
+	return fd;
+}
+
 /* _FORTIFY_SOURCE versions, used when the flags are not a compile-time constant. */
 EXPORT int __open_2(const char *path, int flags)
 {
@@ -301,4 +312,5 @@ __typeof__(open) open64 __attribute__((alias("open"), visibility("default")));
 __typeof__(openat) openat64 __attribute__((alias("openat"), visibility("default")));
 __typeof__(__open_2) __open64_2 __attribute__((alias("__open_2"), visibility("default")));
 __typeof__(__openat_2) __openat64_2 __attribute__((alias("__openat_2"), visibility("default")));
+__typeof__(creat) creat64 __attribute__((alias("creat"), visibility("default")));
 __typeof__(fopen) fopen64 __attribute__((alias("fopen"), visibility("default")));
