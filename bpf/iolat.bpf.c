@@ -201,14 +201,18 @@ static __always_inline int track(struct request *rq, __u64 now, const bool btf)
 	v.op = rq_op(rq, btf);
 	if (!(op_mask & (1u << v.op)))
 		return -1;
-	id = bpf_get_current_pid_tgid();
-	tgid = id >> 32;
-	if (filter_tgid && !bpf_map_lookup_elem(&tgids, &tgid))
-		return -1;
-	if (filter_cgroup && bpf_current_task_under_cgroup(&cgroup_map, 0) != 1)
-		return -1;
-	v.tgid = tgid;
-	v.tid = (__u32)id;
+	/* current is the submitter only where a submitter filter has us track; elsewhere the
+	 * entry says "unknown" (0) rather than name whichever task runs the insert or issue. */
+	if (filter_tgid || filter_cgroup || start_at_io_start) {
+		id = bpf_get_current_pid_tgid();
+		tgid = id >> 32;
+		if (filter_tgid && !bpf_map_lookup_elem(&tgids, &tgid))
+			return -1;
+		if (filter_cgroup && bpf_current_task_under_cgroup(&cgroup_map, 0) != 1)
+			return -1;
+		v.tgid = tgid;
+		v.tid = (__u32)id;
+	}
 	v.ioprio = rq_ioprio(rq, btf);
 	v.start_ns = now;
 	if (bpf_map_update_elem(&inflight, &key, &v, BPF_ANY)) {

@@ -85,7 +85,9 @@ int lat_session_read(struct lat_session *s, struct lat_snapshot *snap, bool fina
 
 void lat_session_close(struct lat_session *s);
 
-/* Snapshot helpers, free of BPF. */
+/* Snapshot helpers, free of BPF (lat_snapshot.c). */
+/* Add the distribution @src into @dst: counts, sums, buckets, min and max. */
+void lat_sum(struct iolat_lat *dst, const struct iolat_lat *src);
 void lat_snapshot_init(struct lat_snapshot *snap);
 void lat_snapshot_free(struct lat_snapshot *snap);
 /* Find or add the row for a key; NULL on allocation failure. */
