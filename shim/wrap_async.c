@@ -17,9 +17,11 @@
  *   published, not yet consumed entries between the kernel's head and tail.
  * - libaio: io_submit() (libaio's, or syscall(SYS_io_submit)).
  */
+#include <dlfcn.h>
 #include <linux/aio_abi.h>
 #include <liburing.h>
 #include <stdarg.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -35,6 +37,33 @@
  * already stamped and charged, so the inner call passes straight through.
  */
 static SHIM_TLS int in_submit;
+
+/*
+ * liburing and libaio may arrive after the shim resolved its symbols, in a library that is
+ * dlopen()ed later: look again rather than fail a call that would work without the shim.
+ * A library opened RTLD_LOCAL is not in RTLD_NEXT's search order, so it is also asked for
+ * by soname, without loading anything. Rare path: the store is a plain pointer write, and
+ * two threads racing here store the same value.
+ */
+static void *late_symbol(const char *name)
+{
+	const char *soname = strncmp(name, "io_uring", 8) ? "libaio.so.1" : "liburing.so.2";
+	void *sym = dlsym(RTLD_NEXT, name), *lib;
+
+	if (sym)
+		return sym;
+	lib = dlopen(soname, RTLD_LAZY | RTLD_NOLOAD);
+	if (!lib)
+		return NULL;
+	sym = dlsym(lib, name);
+	dlclose(lib); /* drops only the reference RTLD_NOLOAD took */
+	return sym;
+}
+
+#define LATE(name)                                                                         \
+	(likely(REAL(name) != NULL)                                                        \
+		 ? real.name                                                               \
+		 : (real.name = (__typeof__(real.name))late_symbol(#name)))
 
 /* Newer than the Debian 12 uapi headers; values from include/uapi/linux/io_uring.h. */
 #ifndef IORING_SETUP_NO_MMAP
@@ -85,7 +114,7 @@ static uint64_t stamp_liburing(struct io_uring *ring)
 	do {                                                                               \
 		uint64_t bytes = 0;                                                        \
 		int ret;                                                                   \
-		if (unlikely(!REAL(name)))                                                 \
+		if (unlikely(!LATE(name)))                                                 \
 			return -ENOSYS;                                                    \
 		if (unlikely(in_shim))                                                     \
 			return REAL(name) call;                                            \
@@ -245,7 +274,7 @@ EXPORT int io_uring_queue_init_params(unsigned entries, struct io_uring *ring,
 {
 	int ret;
 
-	if (unlikely(!REAL(io_uring_queue_init_params)))
+	if (unlikely(!LATE(io_uring_queue_init_params)))
 		return -ENOSYS;
 	ret = REAL(io_uring_queue_init_params)(entries, ring, p);
 	if (ret == 0 && !in_shim)
@@ -257,7 +286,7 @@ EXPORT int io_uring_queue_init(unsigned entries, struct io_uring *ring, unsigned
 {
 	int ret;
 
-	if (unlikely(!REAL(io_uring_queue_init)))
+	if (unlikely(!LATE(io_uring_queue_init)))
 		return -ENOSYS;
 	ret = REAL(io_uring_queue_init)(entries, ring, flags);
 	if (ret == 0 && !in_shim)
@@ -268,7 +297,7 @@ EXPORT int io_uring_queue_init(unsigned entries, struct io_uring *ring, unsigned
 /* liburing unmaps the ring and closes its fd with inline syscalls: forget it first. */
 EXPORT void io_uring_queue_exit(struct io_uring *ring)
 {
-	if (likely(REAL(io_uring_queue_exit) != NULL)) {
+	if (likely(LATE(io_uring_queue_exit) != NULL)) {
 		uring_fd_closing(ring->ring_fd);
 		REAL(io_uring_queue_exit)(ring);
 	}
@@ -278,7 +307,7 @@ EXPORT int io_uring_setup(unsigned entries, struct io_uring_params *p)
 {
 	int ret, saved;
 
-	if (unlikely(!REAL(io_uring_setup)))
+	if (unlikely(!LATE(io_uring_setup)))
 		return -ENOSYS;
 	ret = REAL(io_uring_setup)(entries, p);
 	if (ret >= 0 && !in_shim) {
@@ -310,7 +339,7 @@ EXPORT int io_uring_setup(unsigned entries, struct io_uring_params *p)
 EXPORT int io_uring_enter(unsigned fd, unsigned to_submit, unsigned min_complete,
 			  unsigned flags, sigset_t *sig)
 {
-	if (unlikely(!REAL(io_uring_enter)))
+	if (unlikely(!LATE(io_uring_enter)))
 		return -ENOSYS;
 	RAW_ENTER(fd, to_submit, flags,
 		  REAL(io_uring_enter)(fd, to_submit, min_complete, flags, sig));
@@ -319,7 +348,7 @@ EXPORT int io_uring_enter(unsigned fd, unsigned to_submit, unsigned min_complete
 EXPORT int io_uring_enter2(unsigned fd, unsigned to_submit, unsigned min_complete,
 			   unsigned flags, sigset_t *sig, size_t sz)
 {
-	if (unlikely(!REAL(io_uring_enter2)))
+	if (unlikely(!LATE(io_uring_enter2)))
 		return -ENOSYS;
 	RAW_ENTER(fd, to_submit, flags,
 		  REAL(io_uring_enter2)(fd, to_submit, min_complete, flags, sig, sz));
@@ -360,7 +389,7 @@ EXPORT int io_submit(unsigned long ctx, long nr, struct iocb **ios)
 	uint64_t bytes = 0;
 	int ret;
 
-	if (unlikely(!REAL(io_submit)))
+	if (unlikely(!LATE(io_submit)))
 		return -ENOSYS;
 	if (likely(!in_shim) && nr > 0 && ios) {
 		shim_io_prologue();
