@@ -15,6 +15,8 @@
  *     steering on and strict must be at most a tenth of the one with steering off.
  *   drop, rate: drop-behind and the rate limit, judged by the worker itself (mincore, bytes
  *     over elapsed time).
+ *   hot: with steering and a rate on, a high thread's reads and writes make none of the
+ *     shim's own syscalls (a seccomp filter traps and counts them); a low thread's do.
  * Usage: paths-test WORKER SHIM SCENARIO [IOTIER]. Exit 0 pass, 1 fail, 77 skip.
  */
 #include <errno.h>
@@ -510,6 +512,25 @@ static int scenario_rate(void)
 	return ret;
 }
 
+/* Steering and a (generous) rate on: a high thread must still make no extra syscall. */
+static int scenario_hot(void)
+{
+	static const char *const env[] = { "IOTIER_LOW_RATE=1G", NULL };
+	char dir[] = "/var/tmp/iotier-hot.XXXXXX", path[128];
+	const char *args[] = { "hot", dir, NULL };
+	int ret;
+
+	if (!mkdtemp(dir))
+		return test_skip("cannot create a directory in /var/tmp");
+	ret = run_worker(NULL, env, args);
+	snprintf(path, sizeof(path), "%s/low.dat", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/high.dat", dir);
+	unlink(path);
+	rmdir(dir);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	const char *name;
@@ -539,6 +560,8 @@ int main(int argc, char **argv)
 		return scenario_drop();
 	if (!strcmp(name, "rate"))
 		return scenario_rate();
+	if (!strcmp(name, "hot"))
+		return scenario_hot();
 	fprintf(stderr, "paths-test: unknown scenario '%s'\n", name);
 	return T_EXIT_FAIL;
 }

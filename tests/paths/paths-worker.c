@@ -4,7 +4,7 @@
  * preloaded and IOTIER_LOW=bg-*: threads named fg-* are untagged controls, bg-* threads are
  * low. Usage: paths-worker SCENARIO ARGS. Scenarios that the block-layer tracer judges
  * (uring, uring-raw, aio, write) check here only what the program itself can see (the
- * stamped SQE or iocb); drop and rate judge themselves. Exit 0 pass, 1 fail, 77 skip.
+ * stamped SQE or iocb); drop, rate and hot judge themselves. Exit 0 pass, 1 fail, 77 skip.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -577,6 +580,105 @@ static int scenario_rate(const char *dir, double rate)
 	return failures ? T_EXIT_FAIL : T_EXIT_PASS;
 }
 
+/* ---- hot path: a high thread's I/O makes no syscall of the shim's own ----------------- */
+
+/*
+ * A seccomp filter on one thread traps every syscall the low paths make (sync_file_range,
+ * fadvise64, lseek, fstat, fcntl, clock_nanosleep) and counts it in a SIGSYS handler,
+ * which also skips it. The low thread, under the same filter, must be caught, or the
+ * filter proves nothing.
+ */
+static __thread int trapped;
+
+static void on_sigsys(int sig, siginfo_t *info, void *ctx)
+{
+	ucontext_t *uc = ctx;
+
+	(void)sig;
+	(void)info;
+	trapped++;
+	uc->uc_mcontext.gregs[REG_RAX] = 0;
+}
+
+static int trap_low_path_syscalls(void)
+{
+	static const int nrs[] = { __NR_sync_file_range, __NR_fadvise64, __NR_lseek, __NR_fstat,
+				   __NR_newfstatat, __NR_fcntl, __NR_clock_nanosleep, __NR_statx };
+	struct sock_filter f[2 + 2 * 8 + 1];
+	struct sock_fprog prog = { .len = 0, .filter = f };
+	int n = 0;
+
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+					      offsetof(struct seccomp_data, nr));
+	for (unsigned i = 0; i < sizeof(nrs) / sizeof(nrs[0]); i++) {
+		f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nrs[i],
+						      0, 1);
+		f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP);
+	}
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	prog.len = (unsigned short)n;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -1;
+	return (int)syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
+}
+
+struct hot_thread {
+	const char *name, *path;
+	int trapped, filter;
+};
+
+static void *hot_main(void *arg)
+{
+	struct hot_thread *t = arg;
+	char *buf = malloc(CHUNK);
+	int fd;
+
+	prctl(PR_SET_NAME, t->name, 0, 0, 0);
+	memset(buf, 'h', CHUNK);
+	fd = open(t->path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	/* The first write classifies the fd (low) and settles the tier: not the steady state. */
+	if (fd < 0 || pwrite(fd, buf, CHUNK, 0) != CHUNK) {
+		failures++;
+		return NULL;
+	}
+	t->filter = trap_low_path_syscalls();
+	for (int i = 0; t->filter == 0 && i < 1024; i++) { /* 64 MiB each way */
+		off_t off = (off_t)(i % 256) * CHUNK;
+
+		EXPECT(pwrite(fd, buf, CHUNK, off) == CHUNK, "%s: pwrite", t->name);
+		EXPECT(write(fd, buf, CHUNK) == CHUNK, "%s: write", t->name);
+		EXPECT(pread(fd, buf, CHUNK, off) == CHUNK, "%s: pread", t->name);
+		EXPECT(read(fd, buf, CHUNK) >= 0, "%s: read", t->name);
+	}
+	t->trapped = trapped;
+	free(buf);
+	return NULL; /* fd left open: close() on a low fd may legitimately act */
+}
+
+static int scenario_hot(const char *dir)
+{
+	struct sigaction sa = { .sa_sigaction = on_sigsys, .sa_flags = SA_SIGINFO };
+	char low_path[512], high_path[512];
+	struct hot_thread low = { "bg-hot", low_path, 0, 0 }, high = { "fg-hot", high_path, 0, 0 };
+	pthread_t t;
+
+	sigaction(SIGSYS, &sa, NULL);
+	snprintf(low_path, sizeof(low_path), "%s/low.dat", dir);
+	snprintf(high_path, sizeof(high_path), "%s/high.dat", dir);
+	pthread_create(&t, NULL, hot_main, &high);
+	pthread_join(t, NULL);
+	pthread_create(&t, NULL, hot_main, &low);
+	pthread_join(t, NULL);
+	if (high.filter < 0 || low.filter < 0)
+		return test_skip("cannot install a seccomp filter");
+	printf("shim syscalls: high thread %d, low thread %d\n", high.trapped, low.trapped);
+	EXPECT(high.trapped == 0, "the high thread made %d low-path syscalls, want 0",
+	       high.trapped);
+	EXPECT(low.trapped >= 64, "the low thread made %d low-path syscalls, want one per MiB "
+	       "at least: the filter did not see them", low.trapped);
+	return failures ? T_EXIT_FAIL : T_EXIT_PASS;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -602,6 +704,8 @@ int main(int argc, char **argv)
 		return scenario_write(argv[2], (unsigned)atoi(argv[3]));
 	if (!strcmp(argv[1], "drop") && argc == 3)
 		return scenario_drop(argv[2]);
+	if (!strcmp(argv[1], "hot") && argc == 3)
+		return scenario_hot(argv[2]);
 	if (!strcmp(argv[1], "rate") && argc == 4)
 		return scenario_rate(argv[2], atof(argv[3]));
 	fprintf(stderr, "paths-worker: unknown scenario '%s'\n", argv[1]);
