@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "low_paths.h"
 #include "real.h"
 #include "shim.h"
 
@@ -104,6 +105,7 @@ static void init_once_body(void)
 			       "process");
 		goto disable;
 	}
+	low_paths_init();
 	kinds = shim.cfg.rules.low.kind_mask | shim.cfg.rules.high.kind_mask;
 	shim.cmdline_rules = kinds & (1u << RULE_CMDLINE);
 	shim.process_rules = kinds & ((1u << RULE_CMDLINE) | (1u << RULE_COMM));

@@ -18,8 +18,10 @@ struct command {
 
 extern const struct command command_run;
 extern const struct command command_threads;
-/* The iolat tracer; without BPF support a stub that says so (cmd_lat_stub.c). */
+/* The iolat tracer (a stub saying why it cannot run in a build without BPF), and
+ * iotier check's iotrack tracer (built only with BPF support). */
 extern const struct command command_lat;
+extern const struct command command_check;
 
 /* Print "iotier NAME: message" on stderr; returns EXIT_USAGE for `return usage_error(...)`. */
 int usage_error(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

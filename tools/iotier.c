@@ -14,6 +14,9 @@ static const struct command *const commands[] = {
 	&command_run,
 	&command_threads,
 	&command_lat, /* cmd_lat.c, or cmd_lat_stub.c in a build without BPF */
+#ifdef IOTIER_HAVE_BPF
+	&command_check,
+#endif
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
