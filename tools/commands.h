@@ -17,6 +17,7 @@ struct command {
 };
 
 extern const struct command command_run;
+extern const struct command command_threads;
 
 /* Print "iotier NAME: message" on stderr; returns EXIT_USAGE for `return usage_error(...)`. */
 int usage_error(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -12,7 +12,7 @@
 
 static const struct command *const commands[] = {
 	&command_run,
-
+	&command_threads,
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

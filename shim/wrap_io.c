@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: MIT
+/*
+ * wrap_io.c: the I/O entry points that databases call (RocksDB, PostgreSQL, MySQL), each a
+ * pass-through to the real function after shim_io_prologue(). The prologue only acts when
+ * something changed, so in the steady state a wrapper adds no syscall, lock or allocation,
+ * and it never touches the return value or errno of the real call.
+ */
+/*
+ * We define both pread and pread64 (open and open64, ...); meson's -D_FILE_OFFSET_BITS=64
+ * would make the headers rename our pread into pread64. On LP64 both are the same ABI.
+ */
+#undef _FILE_OFFSET_BITS
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "naming.h"
+#include "real.h"
+
+_Static_assert(sizeof(off_t) == 8, "the 64-bit aliases below assume a 64-bit off_t");
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* A wrapper for a function every libc has. */
+#define WRAP(name, ret, params, args)                                                      \
+	EXPORT ret name params                                                             \
+	{                                                                                  \
+		if (likely(!in_shim))                                                      \
+			shim_io_prologue();                                                \
+		return REAL(name) args;                                                    \
+	}
+
+/* A wrapper for a function that may be missing: fail as the missing function would. */
+#define WRAP_OPTIONAL(name, ret, params, args)                                             \
+	EXPORT ret name params                                                             \
+	{                                                                                  \
+		ret(*fn) params = REAL(name);                                              \
+		if (unlikely(!fn)) {                                                       \
+			errno = ENOSYS;                                                    \
+			return -1;                                                         \
+		}                                                                          \
+		if (likely(!in_shim))                                                      \
+			shim_io_prologue();                                                \
+		return fn args;                                                            \
+	}
+
+#define ALIAS(name, target) __typeof__(target) name __attribute__((alias(#target), visibility("default")));
+
+WRAP(read, ssize_t, (int fd, void *buf, size_t n), (fd, buf, n))
+WRAP(pread, ssize_t, (int fd, void *buf, size_t n, off_t off), (fd, buf, n, off))
+WRAP(pwrite, ssize_t, (int fd, const void *buf, size_t n, off_t off), (fd, buf, n, off))
+WRAP(readv, ssize_t, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt))
+WRAP(writev, ssize_t, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt))
+WRAP(preadv, ssize_t, (int fd, const struct iovec *iov, int cnt, off_t off), (fd, iov, cnt, off))
+WRAP(pwritev, ssize_t, (int fd, const struct iovec *iov, int cnt, off_t off), (fd, iov, cnt, off))
+WRAP_OPTIONAL(preadv2, ssize_t, (int fd, const struct iovec *iov, int cnt, off_t off, int flags),
+	      (fd, iov, cnt, off, flags))
+WRAP_OPTIONAL(pwritev2, ssize_t, (int fd, const struct iovec *iov, int cnt, off_t off, int flags),
+	      (fd, iov, cnt, off, flags))
+/* _FORTIFY_SOURCE builds (all of Debian's) call these instead of read and pread. */
+WRAP(__read_chk, ssize_t, (int fd, void *buf, size_t n, size_t buflen), (fd, buf, n, buflen))
+WRAP(__pread_chk, ssize_t, (int fd, void *buf, size_t n, off_t off, size_t buflen),
+     (fd, buf, n, off, buflen))
+WRAP(fsync, int, (int fd), (fd))
+WRAP(fdatasync, int, (int fd), (fd))
+WRAP_OPTIONAL(syncfs, int, (int fd), (fd))
+WRAP_OPTIONAL(sync_file_range, int, (int fd, off_t off, off_t n, unsigned int flags),
+	      (fd, off, n, flags))
+WRAP_OPTIONAL(fallocate, int, (int fd, int mode, off_t off, off_t len), (fd, mode, off, len))
+WRAP_OPTIONAL(copy_file_range, ssize_t,
+	      (int in, off_t *in_off, int out, off_t *out_off, size_t n, unsigned int flags),
+	      (in, in_off, out, out_off, n, flags))
+WRAP_OPTIONAL(sendfile, ssize_t, (int out, int in, off_t *off, size_t n), (out, in, off, n))
+WRAP_OPTIONAL(splice, ssize_t,
+	      (int in, off_t *in_off, int out, off_t *out_off, size_t n, unsigned int flags),
+	      (in, in_off, out, out_off, n, flags))
+
+/* posix_fallocate returns an error number, not -1 with errno. */
+EXPORT int posix_fallocate(int fd, off_t off, off_t len)
+{
+	int (*fn)(int, off_t, off_t) = REAL(posix_fallocate);
+
+	if (unlikely(!fn))
+		return ENOSYS;
+	if (likely(!in_shim))
+		shim_io_prologue();
+	return fn(fd, off, len);
+}
+
+/* write() also watches for a thread name written to /proc/.../comm. */
+EXPORT ssize_t write(int fd, const void *buf, size_t n)
+{
+	ssize_t ret;
+
+	if (unlikely(in_shim))
+		return REAL(write)(fd, buf, n);
+	shim_io_prologue();
+	ret = REAL(write)(fd, buf, n);
+	if (unlikely(comm_fd_watched(fd)) && ret > 0) {
+		int saved = errno;
+
+		comm_fd_written(fd);
+		errno = saved;
+	}
+	return ret;
+}
+
+/* On LP64 the 64-bit names are the same functions. */
+ALIAS(pread64, pread)
+ALIAS(pwrite64, pwrite)
+ALIAS(preadv64, preadv)
+ALIAS(pwritev64, pwritev)
+ALIAS(preadv64v2, preadv2)
+ALIAS(pwritev64v2, pwritev2)
+ALIAS(__pread64_chk, __pread_chk)
+ALIAS(fallocate64, fallocate)
+ALIAS(posix_fallocate64, posix_fallocate)
+ALIAS(sendfile64, sendfile)

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: MIT
+/*
+ * wrap_threads.c: track every thread from its first instruction. pthread_create() gets the
+ * new thread's record from the table before the thread exists, so that the creator can
+ * name it at once (RocksDB does), and starts it through a trampoline that records its tid
+ * and evaluates its tier before the application's start routine runs.
+ */
+#include <string.h>
+
+#include "real.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+static void *tracked_start(void *arg)
+{
+	struct state_slot *slot = arg;
+	void *(*start)(void *) = (void *(*)(void *))(uintptr_t)slot->start_routine;
+	void *start_arg = (void *)(uintptr_t)slot->start_arg;
+
+	thread_start_tracking(slot);
+	return start(start_arg);
+}
+
+EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+			  void *(*start)(void *), void *arg)
+{
+	struct state_slot *creator, *slot;
+	char name[16];
+	int ret, saved = errno;
+
+	if (in_shim)
+		return REAL(pthread_create)(thread, attr, start, arg);
+	creator = self_slot ? self_slot : thread_attach_self();
+	slot = creator && !slot_is_inert(creator) ? slot_alloc() : NULL;
+	errno = saved;
+	if (!slot)
+		return REAL(pthread_create)(thread, attr, start, arg);
+
+	slot->start_routine = (uint64_t)(uintptr_t)start;
+	slot->start_arg = (uint64_t)(uintptr_t)arg;
+	/*
+	 * The kernel gives the new thread the creator's name and I/O priority. Record both
+	 * now: the priority the creator had before iotier is the new thread's too, so that an
+	 * untagged child of a low thread returns to that, not to low.
+	 */
+	slot_get_name(creator, name);
+	slot_prefill_name(slot, name);
+	slot->base_ioprio = creator->base_ioprio;
+	slot->applied_ioprio = creator->applied_ioprio;
+
+	ret = REAL(pthread_create)(thread, attr, tracked_start, slot);
+	if (ret != 0) {
+		slot_free(slot);
+		return ret;
+	}
+	__atomic_store_n(&slot->handle, (uint64_t)*thread, __ATOMIC_RELEASE);
+	return 0;
+}
