@@ -245,16 +245,202 @@ static int case_disabled(void)
 	return 0;
 }
 
+/* ---- real programs: cgroup-probe under libiotier.so or `iotier run` ---- */
+
+static const char *shim_path, *cli_path, *probe_path;
+
+struct probe {
+	pid_t pid, bg, fg;
+	int in_w;        /* close it to let the probe finish */
+	int err_fd;      /* the probe's stderr, a file */
+	char low[PATH_MAX + 32], low_dir[PATH_MAX + 32];
+};
+
+/*
+ * Start the probe with @env set (NAME=VALUE strings, NULL-terminated), optionally through
+ * `iotier run @cli_args`, optionally with the cgroup mount read-only in a new namespace.
+ */
+static int probe_start(struct probe *p, const char *const *env, const char *const *cli_args,
+		       const char *exit_how, bool readonly)
+{
+	char errpath[] = "/tmp/iotier-probe-stderr.XXXXXX", line[128];
+	int in[2], out[2];
+	FILE *f;
+
+	memset(p, 0, sizeof(*p));
+	p->err_fd = mkstemp(errpath);
+	if (p->err_fd < 0 || pipe(in) < 0 || pipe(out) < 0)
+		return -1;
+	unlink(errpath);
+	p->pid = fork();
+	if (p->pid < 0)
+		return -1;
+	if (p->pid == 0) {
+		const char *argv[16];
+		int n = 0;
+
+		if (readonly && (unshare(CLONE_NEWNS) < 0 ||
+				 mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+				 mount(sb.mount, sb.mount, NULL, MS_BIND, NULL) < 0 ||
+				 mount(NULL, sb.mount, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) < 0))
+			_exit(3);
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		dup2(p->err_fd, 2);
+		close(in[1]);
+		close(out[0]);
+		for (; env && *env; env++)
+			putenv((char *)*env);
+		if (cli_args) {
+			argv[n++] = cli_path;
+			argv[n++] = "run";
+			for (; *cli_args; cli_args++)
+				argv[n++] = *cli_args;
+			argv[n++] = "--";
+		} else {
+			setenv("LD_PRELOAD", shim_path, 1);
+		}
+		argv[n++] = probe_path;
+		argv[n++] = exit_how;
+		argv[n] = NULL;
+		execv(argv[0], (char **)argv);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	p->in_w = in[1];
+	f = fdopen(out[0], "r");
+	if (!f || !fgets(line, sizeof(line), f) ||
+	    sscanf(line, "ready %*d %d %d", &p->bg, &p->fg) != 2) {
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	fclose(f);
+	snprintf(p->low, sizeof(p->low), "%s/iotier-low.%d", sb.rel, (int)p->pid);
+	snprintf(p->low_dir, sizeof(p->low_dir), "%s/iotier-low.%d", sb.dir, (int)p->pid);
+	return 0;
+}
+
+static int probe_finish(struct probe *p)
+{
+	int status;
+
+	close(p->in_w);
+	if (waitpid(p->pid, &status, 0) < 0)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int probe_where(const struct probe *p, pid_t tid, char *out, size_t len)
+{
+	return task_cgroup_path(&sb, p->pid, tid, out, len);
+}
+
+static int prio_of(pid_t tid)
+{
+	return (int)syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, tid);
+}
+
+static int stderr_lines(const struct probe *p, char *text, size_t len)
+{
+	int lines = 0;
+	ssize_t n = pread(p->err_fd, text, len - 1, 0);
+
+	text[n > 0 ? n : 0] = '\0';
+	for (char *c = text; *c; c++)
+		lines += *c == '\n';
+	return lines;
+}
+
+#define IDLE IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0)
+
+static int case_shim_low_process(void)
+{
+	static const char *const env[] = { "IOTIER_LOW=comm:cgroup-probe", "IOTIER_LOW_WEIGHT=37",
+					   NULL };
+	char cg[PATH_MAX], path[PATH_MAX + 64], text[64];
+	struct probe p;
+
+	CHECK(probe_start(&p, env, NULL, "exit", false) == 0, "probe did not start");
+	CHECK(probe_where(&p, p.pid, cg, sizeof(cg)) == 0 && !strcmp(cg, p.low), "main in %s", cg);
+	CHECK(probe_where(&p, p.bg, cg, sizeof(cg)) == 0 && !strcmp(cg, p.low), "bg in %s", cg);
+	CHECK(probe_where(&p, p.fg, cg, sizeof(cg)) == 0 && !strcmp(cg, p.low), "fg in %s", cg);
+	snprintf(path, sizeof(path), "%s/blkio.bfq.weight", p.low_dir);
+	CHECK(read_small(path, text, sizeof(text)) == 0 && !strcmp(text, "37"), "weight %s", text);
+	CHECK(prio_of(p.bg) == IDLE && prio_of(p.fg) == IDLE, "ioprio %x %x", prio_of(p.bg),
+	      prio_of(p.fg));
+	CHECK(probe_finish(&p) == 0, "probe failed");
+	CHECK(!dir_exists(p.low_dir), "%s left after exit()", p.low_dir);
+	return 0;
+}
+
+static int case_shim_mixed(void)
+{
+	static const char *const env[] = { "IOTIER_LOW=bg-*", "IOTIER_LOW_WEIGHT=37", NULL };
+	char cg[PATH_MAX];
+	struct probe p;
+
+	CHECK(probe_start(&p, env, NULL, "exit", false) == 0, "probe did not start");
+	CHECK(probe_where(&p, p.bg, cg, sizeof(cg)) == 0 && !strcmp(cg, p.low), "bg in %s", cg);
+	CHECK(probe_where(&p, p.fg, cg, sizeof(cg)) == 0 && !strcmp(cg, sb.rel), "fg in %s", cg);
+	CHECK(probe_where(&p, p.pid, cg, sizeof(cg)) == 0 && !strcmp(cg, sb.rel), "main in %s",
+	      cg);
+	CHECK(prio_of(p.bg) == IDLE && prio_of(p.fg) != IDLE, "ioprio bg %x fg %x", prio_of(p.bg),
+	      prio_of(p.fg));
+	CHECK(probe_finish(&p) == 0, "probe failed");
+	CHECK(!dir_exists(p.low_dir), "%s left after exit()", p.low_dir);
+	return 0;
+}
+
+static int case_cli_weight(void)
+{
+	static const char *const args[] = { "--cgroup-weight", "37", "--cgroup", "v1", NULL };
+	char cg[PATH_MAX], path[PATH_MAX + 64], text[64];
+	struct probe p;
+
+	CHECK(probe_start(&p, NULL, args, "_exit", false) == 0, "iotier run did not start");
+	CHECK(probe_where(&p, p.pid, cg, sizeof(cg)) == 0 && !strcmp(cg, p.low), "main in %s", cg);
+	CHECK(probe_where(&p, p.fg, cg, sizeof(cg)) == 0 && !strcmp(cg, p.low), "fg in %s", cg);
+	snprintf(path, sizeof(path), "%s/blkio.bfq.weight", p.low_dir);
+	CHECK(read_small(path, text, sizeof(text)) == 0 && !strcmp(text, "37"), "weight %s", text);
+	CHECK(probe_finish(&p) == 0, "probe failed");
+	CHECK(!dir_exists(p.low_dir), "%s left after _exit()", p.low_dir);
+	return 0;
+}
+
+static int case_shim_readonly(void)
+{
+	static const char *const env[] = { "IOTIER_LOW=bg-*", "IOTIER_LOG=warn", NULL };
+	char cg[PATH_MAX], text[1024];
+	struct probe p;
+
+	CHECK(probe_start(&p, env, NULL, "exit", true) == 0, "probe did not start");
+	CHECK(probe_where(&p, p.bg, cg, sizeof(cg)) == 0 && !strcmp(cg, sb.rel), "bg in %s", cg);
+	CHECK(prio_of(p.bg) == IDLE && prio_of(p.fg) != IDLE, "ioprio bg %x fg %x", prio_of(p.bg),
+	      prio_of(p.fg));
+	CHECK(probe_finish(&p) == 0, "probe failed");
+	CHECK(stderr_lines(&p, text, sizeof(text)) == 1 && !strncmp(text, "iotier: ", 8),
+	      "want one warning line, got '%s'", text);
+	fprintf(stderr, "shim, read-only mount: %s", text);
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int (*run)(void);
+	bool needs_programs;
 } cases[] = {
-	{ "low_process", case_low_process },
-	{ "mixed_process", case_mixed_process },
-	{ "stale", case_stale },
-	{ "readonly_mount", case_readonly_mount },
-	{ "not_root", case_not_root },
-	{ "disabled", case_disabled },
+	{ "shim_low_process", case_shim_low_process, true },
+	{ "shim_mixed", case_shim_mixed, true },
+	{ "cli_weight", case_cli_weight, true },
+	{ "shim_readonly", case_shim_readonly, true },
+	{ "low_process", case_low_process, false },
+	{ "mixed_process", case_mixed_process, false },
+	{ "stale", case_stale, false },
+	{ "readonly_mount", case_readonly_mount, false },
+	{ "not_root", case_not_root, false },
+	{ "disabled", case_disabled, false },
 };
 
 static void on_signal(int sig)
@@ -264,7 +450,7 @@ static void on_signal(int sig)
 	raise(sig);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	char probe[PATH_MAX + 32];
 	int failed = 0, ret;
@@ -283,10 +469,20 @@ int main(void)
 	}
 	if (pipe(park_fd) < 0)
 		return 1;
+	if (argc == 4) {
+		shim_path = argv[1];
+		cli_path = argv[2];
+		probe_path = argv[3];
+	}
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		int status;
-		pid_t pid = fork();
+		pid_t pid;
 
+		if (cases[i].needs_programs && !probe_path) {
+			printf("skip %s (usage: test-cgroup-v1 SHIM IOTIER PROBE)\n", cases[i].name);
+			continue;
+		}
+		pid = fork();
 		if (pid == 0) {
 			close(park_fd[1]); /* parked threads end when the child exits */
 			if (sandbox_enter(&sb, getpid()) < 0)
