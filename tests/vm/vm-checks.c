@@ -332,6 +332,8 @@ static int check_bfq_order(void)
 
 /* ---- bench: foreground read P99 against a buffered background writer ---- */
 
+static void bench_reader(double seconds, const char *label);
+
 static volatile sig_atomic_t stop_writer;
 
 static void on_term(int sig)
@@ -372,19 +374,55 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void bench_round(bool low, double seconds)
+/*
+ * @low: the writer goes to an iotier cgroup at weight 10. @fg_group: the reader too, in its
+ * own at weight 1000 (a control: weights only mean something between groups).
+ */
+static void bench_round(bool low, bool fg_group, double seconds)
 {
-	static double lat[200000];
-	static char buf[4096] __attribute__((aligned(4096)));
-	size_t n = 0;
-	double end;
+	const char *label = !low ? "writer=in-place reader=root"
+			    : fg_group ? "writer=low-cgroup reader=own-cgroup-1000"
+				       : "writer=low-cgroup reader=root";
 	pid_t w;
-	int fd;
 
 	w = fork();
 	if (w == 0)
 		writer(low);
 	sleep(2); /* let dirty pages build up and writeback start */
+	if (fg_group) {
+		pid_t r = fork();
+
+		if (r == 0) {
+			place(1000);
+			bench_reader(seconds, label);
+			cgroup_tier_exit();
+			_exit(0);
+		}
+		waitpid(r, NULL, 0);
+	} else {
+		bench_reader(seconds, label);
+	}
+	kill(w, SIGTERM);
+	waitpid(w, NULL, 0);
+	unlink("/mnt/bg-file");
+	sync();
+	int dc = open("/proc/sys/vm/drop_caches", O_WRONLY);
+
+	if (dc >= 0) {
+		if (write(dc, "3", 1) < 0)
+			perror("drop_caches");
+		close(dc);
+	}
+}
+
+static void bench_reader(double seconds, const char *label)
+{
+	static double lat[200000];
+	static char buf[4096] __attribute__((aligned(4096)));
+	size_t n = 0;
+	double end;
+	int fd;
+
 	fd = open("/dev/vda", O_RDONLY | O_DIRECT);
 	srand(42);
 	end = now() + seconds;
@@ -397,21 +435,10 @@ static void bench_round(bool low, double seconds)
 		lat[n++] = (now() - t0) * 1e6;
 	}
 	close(fd);
-	kill(w, SIGTERM);
-	waitpid(w, NULL, 0);
 	qsort(lat, n, sizeof(lat[0]), cmp_double);
-	printf("VMBENCH writer=%s reads=%zu p50_us=%.0f p99_us=%.0f\n", low ? "low-cgroup" : "in-place",
-	       n, n ? lat[n / 2] : 0, n ? lat[n * 99 / 100] : 0);
+	printf("VMBENCH %s reads=%zu p50_us=%.0f p99_us=%.0f\n", label, n, n ? lat[n / 2] : 0,
+	       n ? lat[n * 99 / 100] : 0);
 	fflush(stdout);
-	unlink("/mnt/bg-file");
-	sync();
-	int dc = open("/proc/sys/vm/drop_caches", O_WRONLY);
-
-	if (dc >= 0) {
-		if (write(dc, "3", 1) < 0)
-			perror("drop_caches");
-		close(dc);
-	}
 }
 
 int main(int argc, char **argv)
@@ -433,8 +460,9 @@ int main(int argc, char **argv)
 		double seconds = argc > 2 ? atof(argv[2]) : 10;
 
 		for (int round = 0; round < 2; round++) {
-			bench_round(false, seconds);
-			bench_round(true, seconds);
+			bench_round(false, false, seconds);
+			bench_round(true, false, seconds);
+			bench_round(true, true, seconds);
 		}
 		printf("VMBENCH DONE\n");
 		return 0;
