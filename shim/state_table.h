@@ -47,7 +47,7 @@ struct state_header {
 	int32_t low_ioprio;
 	int32_t high_ioprio;     /* -1: keep */
 	int32_t process_tier;    /* tier from comm:/cmdline: rules */
-	uint32_t pad;
+	uint32_t slot_high;      /* slots beyond this were never used: readers stop here */
 };
 
 struct state_table {

@@ -58,34 +58,49 @@ struct state_slot *slot_inert(void)
 	return &inert_slot;
 }
 
+/*
+ * Slots are taken lowest-first and scans stop at the high-water mark, so a process with
+ * few threads touches only the first pages of the table.
+ */
+static _Atomic unsigned slots_high;
+
+static unsigned slots_in_use_bound(void)
+{
+	unsigned high = atomic_load_explicit(&slots_high, memory_order_acquire);
+
+	return high < STATE_TABLE_SLOTS ? high : STATE_TABLE_SLOTS;
+}
+
 struct state_slot *slot_alloc(void)
 {
-	static _Atomic unsigned hint;
 	struct state_table *table = shim.table;
-	unsigned start;
 
 	if (!table)
 		return NULL;
-	start = atomic_fetch_add_explicit(&hint, 1, memory_order_relaxed);
 	for (unsigned i = 0; i < STATE_TABLE_SLOTS; i++) {
-		struct state_slot *slot = &table->slots[(start + i) % STATE_TABLE_SLOTS];
+		struct state_slot *slot = &table->slots[i];
 		uint32_t expected = 0;
+		unsigned high;
 
 		if (atomic_load_explicit(ATOMIC_U32(slot->in_use), memory_order_relaxed))
 			continue;
-		if (atomic_compare_exchange_strong(ATOMIC_U32(slot->in_use), &expected, 1)) {
-			atomic_store(ATOMIC_S32(slot->tid), 0);
-			atomic_store(ATOMIC_U32(slot->dirty), 0);
-			atomic_store(ATOMIC_U32(slot->busy), 0);
-			memset(slot->name, 0, sizeof(slot->name));
-			slot->explicit_tier = IOTIER_DEFAULT;
-			slot->tier = IOTIER_DEFAULT;
-			slot->base_ioprio = -1;
-			slot->applied_ioprio = -1;
-			slot->flags = 0;
-			__atomic_store_n(&slot->handle, 0, __ATOMIC_RELEASE);
-			return slot;
-		}
+		if (!atomic_compare_exchange_strong(ATOMIC_U32(slot->in_use), &expected, 1))
+			continue;
+		atomic_store(ATOMIC_S32(slot->tid), 0);
+		atomic_store(ATOMIC_U32(slot->dirty), 0);
+		atomic_store(ATOMIC_U32(slot->busy), 0);
+		memset(slot->name, 0, sizeof(slot->name));
+		slot->explicit_tier = IOTIER_DEFAULT;
+		slot->tier = IOTIER_DEFAULT;
+		slot->base_ioprio = -1;
+		slot->applied_ioprio = -1;
+		slot->flags = 0;
+		__atomic_store_n(&slot->handle, 0, __ATOMIC_RELEASE);
+		high = atomic_load(&slots_high);
+		while (high < i + 1 && !atomic_compare_exchange_weak(&slots_high, &high, i + 1))
+			;
+		__atomic_store_n(&table->header.slot_high, atomic_load(&slots_high), __ATOMIC_RELEASE);
+		return slot;
 	}
 	shim_warn_once(WARN_SLOTS, "more than %d threads; new threads run untagged",
 		       STATE_TABLE_SLOTS);
@@ -107,7 +122,7 @@ struct state_slot *slot_find_handle(pthread_t handle)
 
 	if (!table)
 		return NULL;
-	for (unsigned i = 0; i < STATE_TABLE_SLOTS; i++) {
+	for (unsigned i = 0, n = slots_in_use_bound(); i < n; i++) {
 		struct state_slot *slot = &table->slots[i];
 
 		if (atomic_load_explicit(ATOMIC_U32(slot->in_use), memory_order_acquire) &&
@@ -123,7 +138,7 @@ struct state_slot *slot_find_tid(pid_t tid)
 
 	if (!table || tid <= 0)
 		return NULL;
-	for (unsigned i = 0; i < STATE_TABLE_SLOTS; i++) {
+	for (unsigned i = 0, n = slots_in_use_bound(); i < n; i++) {
 		struct state_slot *slot = &table->slots[i];
 
 		if (atomic_load_explicit(ATOMIC_U32(slot->in_use), memory_order_acquire) &&
@@ -287,7 +302,7 @@ void threads_reevaluate_all(void)
 
 	if (!table)
 		return;
-	for (unsigned i = 0; i < STATE_TABLE_SLOTS; i++) {
+	for (unsigned i = 0, n = slots_in_use_bound(); i < n; i++) {
 		struct state_slot *slot = &table->slots[i];
 
 		if (!atomic_load(ATOMIC_U32(slot->in_use)) || !atomic_load(ATOMIC_S32(slot->tid)))
@@ -356,7 +371,7 @@ void threads_after_fork_child(void)
 
 	if (!table)
 		return;
-	for (unsigned i = 0; i < STATE_TABLE_SLOTS; i++)
+	for (unsigned i = 0, n = slots_in_use_bound(); i < n; i++)
 		if (&table->slots[i] != self)
 			slot_free(&table->slots[i]);
 	table->header.pid = getpid();

@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <linux/ioprio.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,10 +58,15 @@ static uint64_t find_table(pid_t pid)
 	return start;
 }
 
+/*
+ * Read the header, then only the slots up to its high-water mark: reading untouched pages
+ * of the target's table through /proc/PID/mem would make the kernel allocate them there.
+ */
 static struct state_table *read_table(pid_t pid, const char **why)
 {
 	struct state_table *table;
 	uint64_t addr = find_table(pid);
+	size_t used;
 	char path[64];
 	ssize_t n;
 	int fd;
@@ -74,24 +80,34 @@ static struct state_table *read_table(pid_t pid, const char **why)
 		*why = "cannot read the process's memory (needs root or ptrace access)";
 		return NULL;
 	}
-	table = malloc(sizeof(*table));
-	n = table ? pread(fd, table, sizeof(*table), (off_t)addr) : -1;
-	close(fd);
-	if (n != (ssize_t)sizeof(*table) || memcmp(table->header.magic, STATE_TABLE_MAGIC, 8) ||
+	table = calloc(1, sizeof(*table));
+	n = table ? pread(fd, &table->header, sizeof(table->header), (off_t)addr) : -1;
+	if (n != (ssize_t)sizeof(table->header) || memcmp(table->header.magic, STATE_TABLE_MAGIC, 8) ||
 	    table->header.version != STATE_TABLE_VERSION ||
-	    table->header.slot_size != sizeof(struct state_slot)) {
+	    table->header.slot_size != sizeof(struct state_slot) ||
+	    table->header.slot_high > STATE_TABLE_SLOTS) {
 		*why = "the iotier table in this process has another version";
-		free(table);
-		return NULL;
+		goto fail;
 	}
+	used = table->header.slot_high * sizeof(struct state_slot);
+	n = pread(fd, table->slots, used, (off_t)(addr + offsetof(struct state_table, slots)));
+	if (n != (ssize_t)used) {
+		*why = "cannot read the process's iotier table";
+		goto fail;
+	}
+	close(fd);
 	return table;
+fail:
+	close(fd);
+	free(table);
+	return NULL;
 }
 
 static const struct state_slot *slot_for(const struct state_table *table, pid_t tid)
 {
 	if (!table)
 		return NULL;
-	for (unsigned i = 0; i < STATE_TABLE_SLOTS; i++)
+	for (unsigned i = 0; i < table->header.slot_high; i++)
 		if (table->slots[i].in_use && table->slots[i].tid == tid)
 			return &table->slots[i];
 	return NULL;

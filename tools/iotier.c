@@ -13,6 +13,10 @@
 static const struct command *const commands[] = {
 	&command_run,
 	&command_threads,
+#ifdef IOTIER_HAVE_BPF
+	&command_lat,
+	&command_check,
+#endif
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

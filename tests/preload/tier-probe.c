@@ -483,6 +483,33 @@ static int scenario_rt_child(void)
 	return prio_of(0) == 0 ? 0 : 2;
 }
 
+/* ---- hold: named threads that wait, for `iotier threads` to look at ----------------- */
+
+static void *hold_thread(void *arg)
+{
+	(void)arg;
+	do_io();
+	pause();
+	return NULL;
+}
+
+static int scenario_hold(void)
+{
+	pthread_t bg, fg;
+	char byte;
+
+	pthread_create(&bg, NULL, hold_thread, NULL);
+	pthread_setname_np(bg, "bg-hold");
+	pthread_create(&fg, NULL, hold_thread, NULL);
+	pthread_setname_np(fg, "fg-hold");
+	printf("ready\n");
+	fflush(stdout);
+	/* Until the test closes our stdin. */
+	while (read(0, &byte, 1) > 0)
+		;
+	return T_EXIT_PASS;
+}
+
 int main(int argc, char **argv)
 {
 	const char *scenario = argc > 1 ? argv[1] : "";
@@ -515,6 +542,8 @@ int main(int argc, char **argv)
 		ret = scenario_untouched();
 	else if (!strcmp(scenario, "rt-denied"))
 		ret = scenario_rt_denied(argv[0]);
+	else if (!strcmp(scenario, "hold"))
+		ret = scenario_hold();
 	else if (!strcmp(scenario, "rt-child"))
 		ret = scenario_rt_child();
 	else {

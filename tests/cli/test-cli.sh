@@ -1,0 +1,83 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Description: the iotier CLI as a user meets it. `iotier run` refuses every bad flag, rule
+# and class with exit status 2 and one line naming the bad token, before it starts
+# anything; it returns the command's own exit status; `iotier threads` shows the tier and
+# ioprio iotier gave each thread of a running program. Usage: test-cli.sh IOTIER TIER_PROBE
+set -u
+iotier=$1
+probe=$2
+fail=0
+work=$(mktemp -d)
+holder=""
+cleanup() {
+  [ -n "$holder" ] && kill "$holder" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+expect_usage_error() { # expected-stderr-substring args...
+  local want=$1
+  shift
+  rm -f "$work/ran"
+  "$iotier" "$@" > "$work/out" 2> "$work/err"
+  local rc=$?
+  if [ $rc -ne 2 ]; then echo "FAIL: iotier $*: exit $rc, want 2"; fail=1; fi
+  if [ -e "$work/ran" ]; then echo "FAIL: iotier $*: started the command"; fail=1; fi
+  if [ "$(wc -l < "$work/err")" -ne 1 ]; then echo "FAIL: iotier $*: want one line:"; cat "$work/err"; fail=1; fi
+  if ! grep -qF -- "$want" "$work/err"; then echo "FAIL: iotier $*: stderr lacks '$want':"; cat "$work/err"; fail=1; fi
+}
+
+touch_cmd=(touch "$work/ran")
+expect_usage_error "unknown option '--bogus'" run --bogus -- "${touch_cmd[@]}"
+expect_usage_error "IOTIER_LOW: bad rule 'thread:': empty glob" run --low 'thread:' -- "${touch_cmd[@]}"
+expect_usage_error "IOTIER_HIGH: bad rule 'comm:[x'" run --high 'comm:[x' -- "${touch_cmd[@]}"
+expect_usage_error "bad low class 'rt:0'" run --low-class rt:0 -- "${touch_cmd[@]}"
+expect_usage_error "bad high class 'idle'" run --high-class idle -- "${touch_cmd[@]}"
+expect_usage_error "bad log level 'loud'" run --log loud -- "${touch_cmd[@]}"
+expect_usage_error "option '--low' needs a value" run --low
+expect_usage_error "no command given" run --low 'x*'
+expect_usage_error "--config $work/none" run --config "$work/none" -- "${touch_cmd[@]}"
+printf 'IOTIER_LOW = bg-*\nIOTIER_BOGUS = 1\n' > "$work/bad.conf"
+expect_usage_error "IOTIER_CONFIG line 2: unknown key 'IOTIER_BOGUS'" run --config "$work/bad.conf" -- "${touch_cmd[@]}"
+expect_usage_error "unknown command 'frobnicate'" frobnicate
+expect_usage_error "'12x' is not a process id" threads 12x
+
+# Exit status is the command's own; 127 when it cannot be found.
+"$iotier" run --low 'x*' -- sh -c 'exit 7'; rc=$?
+[ $rc -eq 7 ] || { echo "FAIL: run returned $rc, want 7"; fail=1; }
+"$iotier" run -- /nonexistent/cmd 2>/dev/null; rc=$?
+[ $rc -eq 127 ] || { echo "FAIL: missing command returned $rc, want 127"; fail=1; }
+"$iotier" run -- true || { echo "FAIL: run true"; fail=1; }
+# LD_PRELOAD reaches the command, and what was already preloaded is kept.
+out=$(LD_PRELOAD=libc.so.6 "$iotier" run -- sh -c 'echo "$LD_PRELOAD"')
+case "$out" in *libiotier.so*libc.so.6*) ;; *) echo "FAIL: LD_PRELOAD is '$out'"; fail=1;; esac
+# Help works for every command and shows examples.
+for c in run threads; do
+  "$iotier" help $c | grep -q '^examples:' || { echo "FAIL: help $c has no examples"; fail=1; }
+done
+"$iotier" --help | grep -q '^commands:' || { echo "FAIL: --help"; fail=1; }
+
+# `iotier threads` on a live program under the shim.
+coproc HOLD { exec "$iotier" run --low 'bg-*' -- "$probe" hold; }
+holder=$HOLD_PID
+read -r -t 10 line <&"${HOLD[0]}"
+if [ "$line" != ready ]; then
+  echo "FAIL: holder did not start"; fail=1
+else
+  "$iotier" threads "$holder" > "$work/threads"
+  cat "$work/threads"
+  grep -qE '^ *[0-9]+ +bg-hold +low +thread +idle$' "$work/threads" ||
+    { echo "FAIL: bg-hold not shown low/idle"; fail=1; }
+  grep -qE '^ *[0-9]+ +fg-hold +- +- +none$' "$work/threads" ||
+    { echo "FAIL: fg-hold not shown untagged"; fail=1; }
+  grep -q 'iotier active, low class idle, high class keep' "$work/threads" ||
+    { echo "FAIL: header"; fail=1; }
+fi
+eval "exec ${HOLD[1]}>&-"
+wait "$holder" 2>/dev/null
+holder=""
+"$iotier" threads $$ | grep -q 'iotier is not loaded' || { echo "FAIL: threads on a plain process"; fail=1; }
+
+[ $fail -eq 0 ] && echo "ok: cli"
+exit $fail
