@@ -33,5 +33,8 @@ int cgroup_place_before_exec(void)
 		cgroup_tier_process(true);
 		atexit(cgroup_tier_exit); /* runs only if exec fails and iotier returns */
 	}
+	/* warned once already; the shim in CMD would only fail and say it again */
+	if (!cgroup_tier_usable())
+		setenv("IOTIER_CGROUP", "off", 1);
 	return 0;
 }
