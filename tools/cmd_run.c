@@ -38,6 +38,18 @@ static const char run_help[] =
 	"                         (1-10000, default 10; bfq caps at 1000) before it starts;\n"
 	"                         also the weight for processes a low rule matches\n"
 	"\n"
+	"low paths (docs/low-paths.md):\n"
+	"      --writeback N      a low thread pushes its own buffered writes to the device every\n"
+	"                         N bytes per file, so they carry its class (default 1M; 0 off)\n"
+	"      --writeback-strict also wait for the previous push to finish (bounded dirty\n"
+	"                         data per file, like RocksDB's strict_bytes_per_sync)\n"
+	"      --drop-behind GLOBS\n"
+	"                         drop the pages written to files whose path matches a glob\n"
+	"                         from the page cache once written back (repeatable)\n"
+	"      --low-rate BYTES   limit all low threads together to BYTES per second of reads\n"
+	"                         and writes; high threads are never delayed (default off)\n"
+	"Sizes take a K, M or G suffix (binary).\n"
+	"\n"
 	"A rule is thread:GLOB (the default kind: the thread's name), comm:GLOB (the process\n"
 	"name) or cmdline:GLOB (the whole command line). Globs are fnmatch(3) patterns.\n"
 	"\n"
@@ -48,12 +60,15 @@ static const char run_help[] =
 	"      compaction and flush both low\n"
 	"  iotier run --low 'cmdline:postgres: *autovacuum*' --low-class be:7 -- postgres -D data\n"
 	"      autovacuum workers at best-effort level 7\n"
+	"  iotier run --low 'rocksdb:low*' --low-rate 50M --drop-behind '*.log' -- db_bench ...\n"
+	"      compaction limited to 50 MiB/s, write-ahead logs kept out of the page cache\n"
 	"  iotier run --cgroup-weight 10 -- pg_basebackup -D /backup\n"
 	"      the whole backup, writeback included, at io weight 10 in <cgroup>/iotier-low.PID\n"
 	"  iotier run --low 'comm:compactor' --cgroup v1 -- ./compactor\n"
 	"      a matching process is moved to the blkio cgroup as well as tagged idle\n";
 
-enum { OPT_LOW_CLASS = 256, OPT_HIGH_CLASS, OPT_LOG, OPT_CONFIG, OPT_CGROUP, OPT_CGROUP_WEIGHT };
+enum { OPT_LOW_CLASS = 256, OPT_HIGH_CLASS, OPT_LOG, OPT_CONFIG, OPT_WRITEBACK,
+       OPT_WRITEBACK_STRICT, OPT_DROP_BEHIND, OPT_LOW_RATE, OPT_CGROUP, OPT_CGROUP_WEIGHT };
 
 static const struct option run_options[] = {
 	{ "low", required_argument, NULL, 'l' },
@@ -62,6 +77,10 @@ static const struct option run_options[] = {
 	{ "high-class", required_argument, NULL, OPT_HIGH_CLASS },
 	{ "log", required_argument, NULL, OPT_LOG },
 	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "writeback", required_argument, NULL, OPT_WRITEBACK },
+	{ "writeback-strict", no_argument, NULL, OPT_WRITEBACK_STRICT },
+	{ "drop-behind", required_argument, NULL, OPT_DROP_BEHIND },
+	{ "low-rate", required_argument, NULL, OPT_LOW_RATE },
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "cgroup-weight", required_argument, NULL, OPT_CGROUP_WEIGHT },
 	{ "help", no_argument, NULL, 'h' },
@@ -113,7 +132,7 @@ static int validate_config(void)
 
 static int run_main(int argc, char **argv)
 {
-	int seen_low = 0, seen_high = 0, place_low = 0, opt, ret;
+	int seen_low = 0, seen_high = 0, seen_drop = 0, place_low = 0, opt, ret;
 	char shim[PATH_MAX], err[PATH_MAX + 128];
 
 	optind = 0;
@@ -137,6 +156,18 @@ static int run_main(int argc, char **argv)
 			break;
 		case OPT_CONFIG:
 			ret = setenv("IOTIER_CONFIG", optarg, 1);
+			break;
+		case OPT_WRITEBACK:
+			ret = setenv("IOTIER_WRITEBACK", optarg, 1);
+			break;
+		case OPT_WRITEBACK_STRICT:
+			ret = setenv("IOTIER_WRITEBACK_STRICT", "1", 1);
+			break;
+		case OPT_DROP_BEHIND:
+			ret = env_append("IOTIER_DROP_BEHIND", optarg, &seen_drop);
+			break;
+		case OPT_LOW_RATE:
+			ret = setenv("IOTIER_LOW_RATE", optarg, 1);
 			break;
 		case OPT_CGROUP:
 			ret = setenv("IOTIER_CGROUP", optarg, 1);
