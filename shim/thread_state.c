@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "cgroup_tier.h"
 #include "shim.h"
 
 struct shim_globals shim;
@@ -266,6 +267,7 @@ static int evaluate_locked(struct state_slot *slot)
 		      (!slot->explicit_tier && by_thread ? SLOT_BY_THREAD_RULE : 0) |
 		      (!slot->explicit_tier && !by_thread && by_process ? SLOT_BY_PROCESS_RULE : 0);
 	__atomic_store_n(&slot->tier, tier, __ATOMIC_RELEASE);
+	cgroup_tier_thread(tid, tier == IOTIER_LOW); /* v1 only; no syscall until a low cgroup exists */
 	return err;
 }
 

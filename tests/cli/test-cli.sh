@@ -77,9 +77,9 @@ if [ "$line" != ready ]; then
 else
   "$iotier" threads "$holder" > "$work/threads"
   cat "$work/threads"
-  grep -qE '^ *[0-9]+ +bg-hold +low +thread +idle$' "$work/threads" ||
+  grep -qE '^ *[0-9]+ +bg-hold +low +thread +idle +(-|[0-9]+) +[^ ]+$' "$work/threads" ||
     { echo "FAIL: bg-hold not shown low/idle"; fail=1; }
-  grep -qE '^ *[0-9]+ +fg-hold +- +- +none$' "$work/threads" ||
+  grep -qE '^ *[0-9]+ +fg-hold +- +- +none +(-|[0-9]+) +[^ ]+$' "$work/threads" ||
     { echo "FAIL: fg-hold not shown untagged"; fail=1; }
   grep -q 'iotier active, low class idle, high class keep' "$work/threads" ||
     { echo "FAIL: header"; fail=1; }
