@@ -371,6 +371,13 @@ static int parse_ref(struct parser *p, const struct token *t, struct expect_node
 		if (n == 1 && (class_literal(&segs[0], &bad) || bad))
 			return fail(p, t->col, "bad class '%.*s' (expected idle, be, rt, none, "
 				    "be:0..be:7 or rt:0..rt:7)", (int)t->len, t->start);
+		/*
+		 * A bare word without dots cannot be a path (a path needs a metric), so it
+		 * was meant as a class literal, as in "low.write.class == idel".
+		 */
+		if (n == 1)
+			return fail(p, t->col, "unknown class '%.*s' (expected none, rt, be, idle, "
+				    "be:0..be:7 or rt:0..rt:7)", (int)t->len, t->start);
 		return fail(p, segs[0].col, "unknown tier '%.*s' (expected low, high, default, "
 			    "unattributed or baseline)", (int)segs[0].len, segs[0].s);
 	}

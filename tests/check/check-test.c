@@ -488,7 +488,7 @@ static int test_usage(void)
 	static const struct { const char *expr, *want; } cases[] = {
 		{ "high.read.p99 < 2", "column 17: '2' needs a unit" },
 		{ "hgh.read.p99 < 2ms", "column 1: unknown tier 'hgh'" },
-		{ "low.write.class == idel", "column 20: unknown tier 'idel'" },
+		{ "low.write.class == idel", "column 20: unknown class 'idel'" },
 		{ "high.read.p99 = 2ms", "column 15: '=' is not an operator" },
 		{ "high.read.p99 < 2mss", "column 18: unknown unit 'mss'" },
 		{ "high.read.p99 <= 5 * baseline.read.p99", "column 22: 'baseline.read.p99' needs --baseline FILE" },

@@ -187,8 +187,8 @@ START_TEST(test_errors)
 	parse_fails("low.write.class < idle",
 		    "column 17: '<' cannot order classes (expected == or !=)");
 	parse_fails("low.write.class == idel",
-		    "column 20: unknown tier 'idel' (expected low, high, default, unattributed or "
-		    "baseline)");
+		    "column 20: unknown class 'idel' (expected none, rt, be, idle, be:0..be:7 or "
+		    "rt:0..rt:7)");
 	parse_fails("low.write.class == be:9",
 		    "column 20: bad class 'be:9' (expected idle, be, rt, none, be:0..be:7 or "
 		    "rt:0..rt:7)");
