@@ -46,6 +46,16 @@ int shim_flag(struct shim_flags *flags, int opt, const char *arg)
 		{ SHIM_OPT_CGROUP, "IOTIER_CGROUP" },
 	};
 
+	/*
+	 * An empty --low or --high on the command line is a mistake (an unset shell variable,
+	 * say), whether alone or repeated; an empty IOTIER_LOW in the environment still means
+	 * "no rules". Remember it and refuse it in shim_config_check, naming the flag.
+	 */
+	if ((opt == 'l' || opt == 'H') && !*arg) {
+		if (!flags->empty_flag)
+			flags->empty_flag = opt == 'l' ? "--low" : "--high";
+		return 1;
+	}
 	switch (opt) {
 	case 'l':
 		return env_append("IOTIER_LOW", arg, &flags->seen_low) < 0 ? -1 : 1;
@@ -77,6 +87,8 @@ int shim_config_check(const char *cmd, const struct shim_flags *flags, struct co
 	const char *file = getenv("IOTIER_CONFIG");
 	char err[RULE_ERROR_MAX + 64];
 
+	if (flags->empty_flag)
+		return usage_error(cmd, "%s needs at least one rule, not ''", flags->empty_flag);
 	if (file && *file) {
 		int ret = config_read_file(file, file_text, sizeof(file_text));
 

@@ -78,6 +78,7 @@ enum {
 struct shim_flags {
 	int seen_low, seen_high, seen_drop; /* a repeated list flag appends, a first one replaces */
 	bool place_in_cgroup;               /* --cgroup-weight: CMD goes to its low cgroup */
+	const char *empty_flag;             /* "--low" or "--high" given an empty value */
 };
 
 /*

@@ -37,6 +37,13 @@ expect_usage_error "bad high class 'idle'" run --high-class idle -- "${touch_cmd
 expect_usage_error "bad log level 'loud'" run --log loud -- "${touch_cmd[@]}"
 expect_usage_error "option '--low' needs a value" run --low
 expect_usage_error "no command given" run --low 'x*'
+# An explicitly empty --low/--high is refused whether alone or repeated; an empty
+# IOTIER_LOW in the environment means no rules.
+expect_usage_error "--low needs at least one rule" run --low '' -- "${touch_cmd[@]}"
+expect_usage_error "--low needs at least one rule" run --low 'a' --low '' -- "${touch_cmd[@]}"
+expect_usage_error "--high needs at least one rule" run --high '' -- "${touch_cmd[@]}"
+expect_usage_error "--low needs at least one rule" check --low '' -e 'low.count >= 0' -- "${touch_cmd[@]}"
+IOTIER_LOW= "$iotier" run -- true || { echo "FAIL: empty IOTIER_LOW refused"; fail=1; }
 expect_usage_error "--config $work/none" run --config "$work/none" -- "${touch_cmd[@]}"
 printf 'IOTIER_LOW = bg-*\nIOTIER_BOGUS = 1\n' > "$work/bad.conf"
 expect_usage_error "IOTIER_CONFIG line 2: unknown key 'IOTIER_BOGUS'" run --config "$work/bad.conf" -- "${touch_cmd[@]}"
