@@ -70,7 +70,7 @@ expect_usage_error "'12x' is not a process id" threads 12x
 out=$(LD_PRELOAD=libc.so.6 "$iotier" run -- sh -c 'echo "$LD_PRELOAD"')
 case "$out" in *libiotier.so*libc.so.6*) ;; *) echo "FAIL: LD_PRELOAD is '$out'"; fail=1;; esac
 # Help works for every command and shows examples.
-for c in run threads; do
+for c in run threads lat check; do
   "$iotier" help $c | grep -q '^examples:' || { echo "FAIL: help $c has no examples"; fail=1; }
 done
 "$iotier" --help | grep -q '^commands:' || { echo "FAIL: --help"; fail=1; }
