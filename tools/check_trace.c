@@ -17,6 +17,7 @@
 #include <sys/sysmacros.h>
 
 #include "iotrack.skel.h"
+#include "lat_session.h"
 
 struct proc {
 	uint32_t tgid, ppid;
@@ -32,9 +33,11 @@ struct check_trace {
 
 static bool verbose_libbpf;
 
+/* The caller prints one clear line on failure; libbpf's own lines (WARN too) only with -v. */
 static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list args)
 {
-	if (level == LIBBPF_DEBUG && !verbose_libbpf)
+	(void)level;
+	if (!verbose_libbpf)
 		return 0;
 	return vfprintf(stderr, fmt, args);
 }
@@ -148,6 +151,12 @@ int check_trace_open(struct check_trace **out, const uint32_t *devs, unsigned n_
 		snprintf(err, errlen, "at most %d devices", IOTRACK_MAX_DEVS);
 		return -EINVAL;
 	}
+	/*
+	 * The same preflight as `iotier lat`: name the missing capability or BTF in one line
+	 * rather than let the load fail with libbpf's generic errors.
+	 */
+	if (lat_preflight(err, errlen) < 0)
+		return -EPERM;
 	verbose_libbpf = verbose;
 	libbpf_set_print(print_libbpf);
 	t = calloc(1, sizeof(*t));

@@ -14,6 +14,8 @@
  *             the flusher at be: the report shows them as the low tier's leak, cause
  *             writeback, attributed to bg-writer; 'low.leak.bytes == 0' fails.
  *   usage     malformed expressions exit 2 naming column and token, and CMD is not run.
+ *   nocap     as user nobody (no capabilities): exactly one line naming CAP_BPF and
+ *             CAP_PERFMON, exit 1, and CMD is not run.
  * The filesystem is mounted in a private mount namespace, so it disappears with the test
  * even if the test is killed; the loop device auto-clears and its file is already unlinked.
  * Exits 0 pass, 1 fail, 77 skip (no root, no BPF, no loop devices, no mkfs.ext4; a failure
@@ -21,6 +23,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <jansson.h>
 #include <sched.h>
 #include <signal.h>
@@ -133,6 +136,8 @@ static void on_signal(int sig)
 /* ---- running programs ---- */
 
 /* Run @argv with stdout and stderr into `out`; returns its exit status, or -1. */
+static bool run_as_nobody; /* run() drops to user nobody before exec (mode nocap) */
+
 static int run(const char *const *argv)
 {
 	size_t len = 0;
@@ -148,6 +153,10 @@ static int run(const char *const *argv)
 	if (pid == 0) {
 		dup2(pipefd[1], 1);
 		dup2(pipefd[1], 2);
+		/* nobody: no capabilities at all, and none regained across exec */
+		if (run_as_nobody && (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+				      setresuid(65534, 65534, 65534)))
+			_exit(126);
 		execv(argv[0], (char *const *)argv);
 		execvp(argv[0], (char *const *)argv);
 		_exit(127);
@@ -525,18 +534,51 @@ static int test_usage(void)
 	return T_EXIT_PASS;
 }
 
+/* Without capabilities: exactly one line naming CAP_BPF and CAP_PERFMON, exit 1, CMD not run. */
+static int test_nocap(void)
+{
+	char marker[] = "/tmp/iotier-check-nocap.XXXXXX";
+	const char *argv[] = { iotier, "check", "--expect", "low.count >= 0", "--", "/bin/touch",
+			       marker, NULL };
+	int fd, ret;
+
+	if (geteuid() != 0)
+		return test_skip("needs root to drop to user nobody");
+	fd = mkstemp(marker);
+	if (fd < 0)
+		FAIL("mkstemp: %s", strerror(errno));
+	close(fd);
+	unlink(marker);
+	run_as_nobody = true;
+	ret = run(argv);
+	run_as_nobody = false;
+	if (access(marker, F_OK) == 0) {
+		unlink(marker);
+		FAIL("without capabilities the command ran anyway");
+	}
+	if (ret != 1)
+		FAIL("without capabilities: exit %d, want 1:\n%s", ret, out);
+	if (!strstr(out, "CAP_BPF") || !strstr(out, "CAP_PERFMON") || count_lines("\n") != 1 ||
+	    strncmp(out, "iotier check: ", 14))
+		FAIL("want one line 'iotier check: ...' naming CAP_BPF and CAP_PERFMON, got:\n%s",
+		     out);
+	return T_EXIT_PASS;
+}
+
 int main(int argc, char **argv)
 {
 	int ret;
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: check-test IOTIER WORKLOAD direct|buffered|usage\n");
+		fprintf(stderr, "usage: check-test IOTIER WORKLOAD direct|buffered|usage|nocap\n");
 		return T_EXIT_FAIL;
 	}
 	iotier = argv[1];
 	workload = argv[2];
 	if (!strcmp(argv[3], "usage"))
 		return test_usage();
+	if (!strcmp(argv[3], "nocap"))
+		return test_nocap();
 	atexit(cleanup);
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
