@@ -47,6 +47,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "loopdev.h"
@@ -387,6 +388,58 @@ static int write_file(const char *path, const char *text)
 }
 
 /*
+ * The cgroup mode's iotier-lat-test.<pid> directory, removed on every way out we can catch:
+ * return, exit() (atexit) and SIGTERM/SIGINT/SIGHUP (a meson timeout sends SIGTERM). Only
+ * async-signal-safe calls: the cgroup's processes are killed through cgroup.kill (and the
+ * loader we moved there by pid), reaped, and the directory removed once it is empty.
+ */
+static char cg_dir[PATH_MAX];
+static volatile pid_t cg_loader = -1, cg_tracer = -1;
+
+static void cgroup_cleanup(void)
+{
+	char path[PATH_MAX + 16];
+	struct timespec ms10 = { 0, 10 * 1000 * 1000 };
+	size_t n = strlen(cg_dir);
+	int fd;
+
+	if (!cg_dir[0])
+		return;
+	if (cg_tracer > 0) { /* interrupted: the iotier lat we started would outlive us */
+		kill(cg_tracer, SIGKILL);
+		waitpid(cg_tracer, NULL, 0);
+		cg_tracer = -1;
+	}
+	if (n + sizeof("/cgroup.kill") <= sizeof(path)) {
+		memcpy(path, cg_dir, n);
+		memcpy(path + n, "/cgroup.kill", sizeof("/cgroup.kill"));
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			if (write(fd, "1", 1) < 0) {
+				/* older kernel: the pid below is the cgroup's only process */
+			}
+			close(fd);
+		}
+	}
+	if (cg_loader > 0) {
+		kill(cg_loader, SIGKILL);
+		waitpid(cg_loader, NULL, 0);
+		cg_loader = -1;
+	}
+	/* A killed task leaves the cgroup shortly after it dies: retry for up to 2 s. */
+	for (int i = 0; i < 200 && rmdir(cg_dir) < 0 && errno == EBUSY; i++)
+		nanosleep(&ms10, NULL);
+	cg_dir[0] = '\0';
+}
+
+static void cgroup_on_signal(int sig)
+{
+	cgroup_cleanup();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/*
  * Two processes read the same device at the same class and level at the same time; the
  * tracer, filtered by @how ("pid", "children" or "cgroup"), must count only the first.
  */
@@ -412,6 +465,11 @@ static int mode_isolation(const char *how)
 			return test_skip("no cgroup v2 hierarchy");
 		if (mkdir(cgdir, 0755) < 0)
 			return test_skip("cannot create a cgroup v2 directory");
+		snprintf(cg_dir, sizeof(cg_dir), "%s", cgdir);
+		atexit(cgroup_cleanup);
+		signal(SIGTERM, cgroup_on_signal);
+		signal(SIGINT, cgroup_on_signal);
+		signal(SIGHUP, cgroup_on_signal);
 	}
 	p1 = spawn_loader(&mine, &go_mine, children);
 	p2 = spawn_loader(&other, &go_other, false);
@@ -421,6 +479,7 @@ static int mode_isolation(const char *how)
 	}
 	snprintf(pidbuf, sizeof(pidbuf), "%d", p1);
 	if (cgroup) {
+		cg_loader = p1;
 		snprintf(procs, sizeof(procs), "%s/cgroup.procs", cgdir);
 		if (write_file(procs, pidbuf) < 0) {
 			fprintf(stderr, "FAIL: cannot move %s into %s\n", pidbuf, cgdir);
@@ -437,13 +496,17 @@ static int mode_isolation(const char *how)
 		fprintf(stderr, "FAIL: iotier lat did not start\n");
 		goto out_kill;
 	}
+	if (cgroup)
+		cg_tracer = t.pid;
 	if (write(go_other, "g", 1) != 1 || write(go_mine, "g", 1) != 1)
 		perror("write");
 	waitpid(p1, &st1, 0);
+	cg_loader = -1;
 	waitpid(p2, &st2, 0);
 	p1 = p2 = -1;
 	usleep(100 * 1000);
 	st = tracer_stop(&t, &out);
+	cg_tracer = -1;
 	if (!WIFEXITED(st1) || WEXITSTATUS(st1) || !WIFEXITED(st2) || WEXITSTATUS(st2)) {
 		fprintf(stderr, "FAIL: a loader failed\n");
 		goto out;
@@ -476,8 +539,9 @@ out_kill:
 out:
 	json_decref(rep);
 	free(out);
+	cg_loader = -1; /* reaped above */
 	if (cgdir[0])
-		rmdir(cgdir);
+		cgroup_cleanup();
 	return ret;
 }
 
