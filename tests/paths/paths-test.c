@@ -17,11 +17,21 @@
  *     over elapsed time).
  *   hot: with steering and a rate on, a high thread's reads and writes make none of the
  *     shim's own syscalls (a seccomp filter traps and counts them); a low thread's do.
+ * What a scenario changes on the host is put back even when it is killed: the ext4 file
+ * system is mounted in a private mount namespace (it goes when the test and its children
+ * do, and with it the last user of the auto-clearing loop device), and a guard process
+ * outside that namespace and outside the test's process group waits for the test to end,
+ * by any means including SIGKILL, then restores vm.dirty_background_* if they still hold
+ * the test's value and removes the scratch directory (/tmp/iotier-paths.*, with the
+ * steer-check baseline JSON in it, or /var/tmp/iotier-{drop,rate,hot}.*). Catchable
+ * signals also run the same cleanup at once, in the test itself.
  * Usage: paths-test WORKER SHIM SCENARIO [IOTIER]. Exit 0 pass, 1 fail, 77 skip.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <linux/ioprio.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -39,8 +49,13 @@
 
 static const char *worker, *shim, *iotier;
 static struct loopdev dev = { .index = -1 };
-static char mnt[64];
+static char scratch[64];  /* the scenario's directory, removed by the guard */
+static char mnt[96];      /* scratch/fs: where ext4 is mounted, in the private namespace */
 static int mounted;
+static int guard_fd = -1; /* write end: the guard acts when it reads EOF */
+static pid_t guard_pid = -1;
+
+#define DIRTY_BG_BYTES "8388608" /* what steer and steer-check set vm.dirty_background_bytes to */
 
 /* vm.dirty_* values to put back, or a NUL first byte when untouched. */
 static char saved_bg_bytes[32], saved_bg_ratio[32];
@@ -85,6 +100,84 @@ static void restore_dirty(void)
 	saved_bg_bytes[0] = '\0';
 }
 
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+/*
+ * The guard, forked before the test enters its private mount namespace, so that it sees
+ * the scratch directory as a plain directory. It leaves the process group (meson kills the
+ * group on a timeout), ignores the usual signals, holds no fd of the test's (loop device,
+ * BPF, meson's pipes) and blocks until every copy of the pipe's write end is closed: the
+ * test ended, however it ended.
+ */
+static int guard_start(const char *template, bool dirty)
+{
+	char bytes[32] = "", ratio[32] = "", cur[32], c;
+	int p[2];
+
+	snprintf(scratch, sizeof(scratch), "%s", template);
+	if (!mkdtemp(scratch)) {
+		scratch[0] = '\0';
+		return test_skip("cannot create a scratch directory");
+	}
+	if (dirty && (read_str("/proc/sys/vm/dirty_background_bytes", bytes, sizeof(bytes)) < 0 ||
+		      read_str("/proc/sys/vm/dirty_background_ratio", ratio, sizeof(ratio)) < 0))
+		return test_skip("cannot read vm.dirty_background_*");
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return T_EXIT_FAIL;
+	guard_pid = fork();
+	if (guard_pid < 0)
+		return T_EXIT_FAIL;
+	if (guard_pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+		ssize_t r;
+
+		setsid();
+		signal(SIGTERM, SIG_IGN);
+		signal(SIGINT, SIG_IGN);
+		signal(SIGHUP, SIG_IGN);
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+		dup2(p[0], 3);
+		close_range(4, ~0u, 0);
+		while ((r = read(3, &c, 1)) != 0)
+			if (r < 0 && errno != EINTR)
+				break;
+		/* Only undo our own value: someone else may have set it since. */
+		if (bytes[0] && read_str("/proc/sys/vm/dirty_background_bytes", cur, sizeof(cur)) == 0 &&
+		    !strcmp(cur, DIRTY_BG_BYTES) && strcmp(bytes, DIRTY_BG_BYTES)) {
+			if (strcmp(bytes, "0"))
+				write_str("/proc/sys/vm/dirty_background_bytes", bytes);
+			else
+				write_str("/proc/sys/vm/dirty_background_ratio", ratio);
+		}
+		nftw(scratch, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+		_exit(0);
+	}
+	close(p[0]);
+	guard_fd = p[1];
+	return 0;
+}
+
+/* Let the guard do its part now and wait for it: async-signal-safe. */
+static void guard_finish(void)
+{
+	if (guard_fd < 0)
+		return;
+	close(guard_fd);
+	guard_fd = -1;
+	waitpid(guard_pid, NULL, 0);
+	guard_pid = -1;
+	scratch[0] = '\0';
+}
+
 static void cleanup(void)
 {
 	restore_dirty();
@@ -92,10 +185,9 @@ static void cleanup(void)
 		umount2(mnt, MNT_DETACH);
 		mounted = 0;
 	}
-	if (mnt[0])
-		rmdir(mnt);
 	mnt[0] = '\0';
 	loopdev_destroy(&dev);
+	guard_finish();
 }
 
 static void on_fatal(int sig)
@@ -105,12 +197,15 @@ static void on_fatal(int sig)
 	raise(sig);
 }
 
+/* Every exit we can catch: return, exit(), and the signals that end a process. */
 static void install_cleanup(void)
 {
+	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE, SIGALRM, SIGUSR1,
+				    SIGUSR2, SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL };
+
 	atexit(cleanup);
-	signal(SIGTERM, on_fatal);
-	signal(SIGINT, on_fatal);
-	signal(SIGHUP, on_fatal);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		signal(sigs[i], on_fatal);
 }
 
 /*
@@ -262,17 +357,26 @@ static int run_cmd(const char *const *argv)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/* ext4 on the loop device at scratch/fs, mounted in a private mount namespace. */
 static int make_fs(void)
 {
 	/* No journal, no lazy init: no kernel thread writes to the device on its own. */
 	const char *mkfs[] = { "mkfs.ext4", "-q", "-F", "-O", "^has_journal", "-E",
 			       "lazy_itable_init=0,lazy_journal_init=0", dev.path, NULL };
+	int ret;
 
 	if (run_cmd(mkfs) != 0)
 		return test_skip("mkfs.ext4 failed or is missing");
-	snprintf(mnt, sizeof(mnt), "/tmp/iotier-paths.XXXXXX");
-	if (!mkdtemp(mnt)) {
-		mnt[0] = '\0';
+	/* The guard must stay in the host's namespace: start it first. */
+	if ((ret = guard_start("/tmp/iotier-paths.XXXXXX", true)))
+		return ret;
+	if (unshare(CLONE_NEWNS) < 0)
+		return test_skip("cannot create a mount namespace");
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return test_skip("cannot make mounts private");
+	snprintf(mnt, sizeof(mnt), "%s/fs", scratch);
+	if (mkdir(mnt, 0700) < 0) {
+		fprintf(stderr, "mkdir %s: %s\n", mnt, strerror(errno));
 		return T_EXIT_FAIL;
 	}
 	if (mount(dev.path, mnt, "ext4", 0, NULL) < 0) {
@@ -360,7 +464,7 @@ static int scenario_steer(void)
 	install_cleanup();
 	if ((ret = need_root_loop(1ull << 30)) || (ret = make_fs()) ||
 	    (ret = open_trace(&trace, 1u << IOLAT_OP_WRITE, 0)) ||
-	    (ret = lower_dirty_background("8388608")))
+	    (ret = lower_dirty_background(DIRTY_BG_BYTES)))
 		return ret;
 	for (int round = 0; round < STEER_ROUNDS; round++) {
 		long long a = leaked(&trace, "off", off), b = leaked(&trace, "on", on),
@@ -437,10 +541,10 @@ static int scenario_steer_check(void)
 
 	install_cleanup();
 	if ((ret = need_root_loop(2ull << 30)) || (ret = make_fs()) ||
-	    (ret = lower_dirty_background("8388608")))
+	    (ret = lower_dirty_background(DIRTY_BG_BYTES)))
 		return ret;
 	snprintf(path, sizeof(path), "%s/check.dat", mnt);
-	snprintf(json, sizeof(json), "%s.off.json", mnt);
+	snprintf(json, sizeof(json), "%s/off.json", scratch); /* beside the mount, not on it */
 	/* Steering off must leak through writeback, or the comparison proves nothing. */
 	ret = run_check("off", off, sanity);
 	if (ret == 0) {
@@ -467,14 +571,15 @@ static int scenario_steer_check(void)
 static int scenario_drop(void)
 {
 	static const char *const env[] = { "IOTIER_DROP_BEHIND=*.log", NULL };
-	char dir[] = "/var/tmp/iotier-drop.XXXXXX", path[128], buf[1 << 16];
-	const char *args[] = { "drop", dir, NULL };
+	char path[128], buf[1 << 16];
+	const char *args[] = { "drop", scratch, NULL };
 	int fd, ret;
 
-	if (!mkdtemp(dir))
-		return test_skip("cannot create a directory in /var/tmp");
+	install_cleanup();
+	if ((ret = guard_start("/var/tmp/iotier-drop.XXXXXX", false)))
+		return ret;
 	/* old.log is written here, without the shim, and stays cached. */
-	snprintf(path, sizeof(path), "%s/old.log", dir);
+	snprintf(path, sizeof(path), "%s/old.log", scratch);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	memset(buf, 'o', sizeof(buf));
 	for (int i = 0; fd >= 0 && i < 256; i++)
@@ -485,30 +590,21 @@ static int scenario_drop(void)
 		close(fd);
 	}
 	ret = run_worker(NULL, env, args);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/new.log", dir);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/table.dat", dir);
-	unlink(path);
-	rmdir(dir);
+	cleanup();
 	return ret;
 }
 
 static int scenario_rate(void)
 {
 	static const char *const env[] = { "IOTIER_LOW_RATE=16M", "IOTIER_WRITEBACK=0", NULL };
-	char dir[] = "/var/tmp/iotier-rate.XXXXXX", path[128];
-	const char *args[] = { "rate", dir, "16777216", NULL };
+	const char *args[] = { "rate", scratch, "16777216", NULL };
 	int ret;
 
-	if (!mkdtemp(dir))
-		return test_skip("cannot create a directory in /var/tmp");
+	install_cleanup();
+	if ((ret = guard_start("/var/tmp/iotier-rate.XXXXXX", false)))
+		return ret;
 	ret = run_worker(NULL, env, args);
-	snprintf(path, sizeof(path), "%s/low.dat", dir);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/high.dat", dir);
-	unlink(path);
-	rmdir(dir);
+	cleanup();
 	return ret;
 }
 
@@ -516,18 +612,14 @@ static int scenario_rate(void)
 static int scenario_hot(void)
 {
 	static const char *const env[] = { "IOTIER_LOW_RATE=1G", NULL };
-	char dir[] = "/var/tmp/iotier-hot.XXXXXX", path[128];
-	const char *args[] = { "hot", dir, NULL };
+	const char *args[] = { "hot", scratch, NULL };
 	int ret;
 
-	if (!mkdtemp(dir))
-		return test_skip("cannot create a directory in /var/tmp");
+	install_cleanup();
+	if ((ret = guard_start("/var/tmp/iotier-hot.XXXXXX", false)))
+		return ret;
 	ret = run_worker(NULL, env, args);
-	snprintf(path, sizeof(path), "%s/low.dat", dir);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/high.dat", dir);
-	unlink(path);
-	rmdir(dir);
+	cleanup();
 	return ret;
 }
 
