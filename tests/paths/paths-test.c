@@ -573,21 +573,28 @@ static int scenario_drop(void)
 	static const char *const env[] = { "IOTIER_DROP_BEHIND=*.log", NULL };
 	char path[128], buf[1 << 16];
 	const char *args[] = { "drop", scratch, NULL };
-	int fd, ret;
+	int fd, ctl, ret;
 
 	install_cleanup();
 	if ((ret = guard_start("/var/tmp/iotier-drop.XXXXXX", false)))
 		return ret;
-	/* old.log is written here, without the shim, and stays cached. */
+	/* old.log and its control old.ctl are written here, in turns, without the shim. */
 	snprintf(path, sizeof(path), "%s/old.log", scratch);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	snprintf(path, sizeof(path), "%s/old.ctl", scratch);
+	ctl = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	memset(buf, 'o', sizeof(buf));
-	for (int i = 0; fd >= 0 && i < 256; i++)
-		if (write(fd, buf, sizeof(buf)) != sizeof(buf))
+	for (int i = 0; fd >= 0 && ctl >= 0 && i < 256; i++)
+		if (write(fd, buf, sizeof(buf)) != sizeof(buf) ||
+		    write(ctl, buf, sizeof(buf)) != sizeof(buf))
 			break;
 	if (fd >= 0) {
 		fsync(fd);
 		close(fd);
+	}
+	if (ctl >= 0) {
+		fsync(ctl);
+		close(ctl);
 	}
 	ret = run_worker(NULL, env, args);
 	cleanup();
