@@ -57,7 +57,7 @@ static const char check_help[] =
 	"  -b, --baseline FILE    a report saved with --json, for 'baseline.' paths\n"
 	"  -j, --json FILE        write the whole report to FILE (a CI artifact)\n"
 	"      --no-sync          do not sync(2) after CMD exits\n"
-	"  -v, --verbose          show libbpf's debug output\n"
+	"  -v, --verbose          show libbpf's own messages (warnings, debug)\n"
 	"\n"
 	"paths: TIER[.OP][.CLASS][.leak[.CAUSE]].METRIC with TIER low, high, default or\n"
 	"unattributed; OP read, write or other; CLASS none, rt, be or idle; CAUSE submit,\n"
