@@ -517,8 +517,15 @@ static ssize_t aio_pread(io_context_t ctx, int fd, void *buf, size_t n, off_t of
 	struct iocb cb, *p = &cb;
 	struct io_event ev;
 
+	int got;
+
 	io_prep_pread(&cb, fd, buf, n, off);
-	if (io_submit(ctx, 1, &p) != 1 || io_getevents(ctx, 1, 1, &ev, NULL) != 1)
+	if (io_submit(ctx, 1, &p) != 1)
+		return -1;
+	/* The signaller's SIGUSR1 (no SA_RESTART) may end the wait: wait again. */
+	while ((got = io_getevents(ctx, 1, 1, &ev, NULL)) == -EINTR)
+		;
+	if (got != 1)
 		return -1;
 	return (ssize_t)ev.res;
 }
@@ -528,9 +535,18 @@ static ssize_t uring_pread(struct io_uring *ring, int fd, void *buf, size_t n, o
 	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
 	struct io_uring_cqe *cqe;
 	ssize_t res;
+	int ret;
 
 	io_uring_prep_read(sqe, fd, buf, (unsigned)n, (__u64)off);
-	if (io_uring_submit(ring) != 1 || io_uring_wait_cqe(ring, &cqe) < 0)
+	if (io_uring_submit(ring) != 1)
+		return -1;
+	/*
+	 * On tmpfs the read completes in io-wq, so the thread may be waiting when the
+	 * signaller's SIGUSR1 (no SA_RESTART) arrives: the wait ends with -EINTR, wait again.
+	 */
+	while ((ret = io_uring_wait_cqe(ring, &cqe)) == -EINTR)
+		;
+	if (ret < 0)
 		return -1;
 	res = cqe->res;
 	io_uring_cqe_seen(ring, cqe);
