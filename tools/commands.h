@@ -18,6 +18,8 @@ struct command {
 
 extern const struct command command_run;
 extern const struct command command_threads;
+/* Built only with BPF support (meson -Dbpf): iolat tracer. */
+extern const struct command command_lat;
 
 /* Print "iotier NAME: message" on stderr; returns EXIT_USAGE for `return usage_error(...)`. */
 int usage_error(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

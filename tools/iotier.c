@@ -13,6 +13,9 @@
 static const struct command *const commands[] = {
 	&command_run,
 	&command_threads,
+#ifdef IOTIER_HAVE_BPF
+	&command_lat,
+#endif
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * iolat.h: the types that iolat.bpf.c (the block-latency tracer) shares with user space
+ * (tools/lat_session.c). Only fixed-width types, so both sides agree on every layout.
+ * A histogram is keyed by device, operation, priority class and level, and by an epoch bit
+ * that user space flips to read one interval while the kernel fills the next.
+ */
+#ifndef IOTIER_IOLAT_H
+#define IOTIER_IOLAT_H
+
+#include "hist.h"
+
+/* Operations, as reported. Flushes submitted as empty PREFLUSH writes count as flush. */
+#define IOLAT_OP_READ 0
+#define IOLAT_OP_WRITE 1
+#define IOLAT_OP_FLUSH 2
+#define IOLAT_OP_DISCARD 3
+#define IOLAT_OP_OTHER 4
+#define IOLAT_NR_OPS 5
+
+/* Priority classes as in the kernel ABI (IOPRIO_CLASS_*): none, rt, be, idle. */
+#define IOLAT_NR_CLASSES 4
+#define IOLAT_NR_LEVELS 8
+
+#define IOLAT_MAX_DEVS 64
+#define IOLAT_MAX_TGIDS 4096
+#define IOLAT_DEFAULT_INFLIGHT 16384
+#define IOLAT_MAX_HISTS 4096
+
+/* Indexes of the per-CPU counters in the `stats` map. */
+#define IOLAT_STAT_DROPS 0        /* request not tracked: in-flight map full */
+#define IOLAT_STAT_HIST_DROPS 1   /* completion lost: histogram map full */
+#define IOLAT_STAT_REQUEUES 2
+#define IOLAT_STAT_MERGES 3       /* tracked requests merged into another and freed */
+#define IOLAT_STAT_COMPLETED 4
+#define IOLAT_NR_STATS 5
+
+struct iolat_key {
+	__u32 dev;      /* kernel dev_t: major << 20 | minor */
+	__u32 epoch;    /* 0 or 1 */
+	__u32 op;       /* IOLAT_OP_* */
+	__u32 ioclass;  /* IOPRIO_CLASS_* */
+	__u32 level;    /* 0..7 */
+};
+
+/* One latency distribution: queue->complete or issue->complete. */
+struct iolat_lat {
+	__u64 count;    /* requests with this latency measured (D2C needs an issue) */
+	__u64 sum_ns;
+	__u64 min_ns;
+	__u64 max_ns;
+	__u64 slots[HIST_NR_BUCKETS];
+};
+
+struct iolat_hist {
+	__u64 count;    /* completed requests */
+	__u64 bytes;    /* bytes they transferred */
+	struct iolat_lat q2c;
+	struct iolat_lat d2c;
+};
+
+/* What is remembered about a request between its start and its completion. */
+struct iolat_inflight {
+	__u64 start_ns;     /* seen first (block_io_start, or insert/issue without it) */
+	__u64 insert_ns;    /* first insert into the scheduler, 0 if it bypassed it */
+	__u64 issue_ns;     /* last issue to the driver (a requeue issues again) */
+	__u64 bytes;        /* bytes of partial completions so far */
+	__u32 tgid;         /* submitter; 0 when it could not be known */
+	__u32 tid;
+	__u32 dev;
+	__u16 ioprio;
+	__u8 op;
+	__u8 pad;
+};
+
+#endif

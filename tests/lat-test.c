@@ -1,0 +1,650 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Description: integration tests of `iotier lat` on throwaway loop devices. Each mode is one
+ * meson test:
+ *   exact SCHED [ATTACH]  N idle, M be:3 and K rt:0 direct reads of known sizes must appear
+ *                         exactly, with their bytes, in the right class, level and op, under
+ *                         scheduler SCHED (insert differs between mq-deadline and none);
+ *                         percentiles are monotone, min <= max, and the in-flight map has
+ *                         drained to zero with no drops once the load stops.
+ *   pid                   --pid counts only the named process while another process reads
+ *                         the same device.
+ *   drops                 a 2-entry in-flight map under concurrent reads: every request is
+ *                         either counted or reported as a drop, and all I/O completes.
+ *   prom                  the Prometheus output passes `promtool check metrics` and its
+ *                         +Inf buckets equal the request counts.
+ *   schema SCHEMA         the JSON output validates against the documented JSON Schema.
+ *   usage                 bad options exit 2 with one line naming the bad token.
+ * Exits 0 pass, 1 fail, 77 skip (no root, no BTF, no loop devices; a failure under
+ * IOTIER_TEST_STRICT=1).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <linux/ioprio.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "loopdev.h"
+#include "test_env.h"
+
+#define DEV_BYTES (64u << 20)
+
+static const char *iotier;
+static struct loopdev dev;
+
+#define FAIL(...) do { fprintf(stderr, "FAIL: " __VA_ARGS__); fputc('\n', stderr); \
+	return T_EXIT_FAIL; } while (0)
+
+/* ---- the tracer as a child process ---- */
+
+struct tracer {
+	pid_t pid;
+	int out, err;
+};
+
+static int tracer_start(struct tracer *t, const char *const *extra)
+{
+	const char *argv[32] = { iotier, "lat", "-d", dev.name };
+	int outp[2], errp[2], n = 4;
+	char buf[4096];
+	size_t len = 0;
+
+	for (; extra && *extra && n < 30; extra++)
+		argv[n++] = *extra;
+	argv[n] = NULL;
+	if (pipe2(outp, O_CLOEXEC) || pipe2(errp, O_CLOEXEC))
+		return -1;
+	t->pid = fork();
+	if (t->pid < 0)
+		return -1;
+	if (t->pid == 0) {
+		dup2(outp[1], 1);
+		dup2(errp[1], 2);
+		execv(iotier, (char *const *)argv);
+		_exit(127);
+	}
+	close(outp[1]);
+	close(errp[1]);
+	t->out = outp[0];
+	t->err = errp[0];
+	/* Wait for the banner that comes after attach; the load must not start before it. */
+	while (len < sizeof(buf) - 1) {
+		struct pollfd p = { .fd = t->err, .events = POLLIN };
+		ssize_t r;
+
+		if (poll(&p, 1, 60000) <= 0)
+			break;
+		r = read(t->err, buf + len, sizeof(buf) - 1 - len);
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+		buf[len] = '\0';
+		if (strstr(buf, "Hit Ctrl-C"))
+			return 0;
+	}
+	buf[len] = '\0';
+	fprintf(stderr, "tracer did not start: %s\n", buf);
+	kill(t->pid, SIGKILL);
+	waitpid(t->pid, NULL, 0);
+	return -1;
+}
+
+/* SIGINT the tracer and collect its whole stdout; returns its exit status or -1. */
+static int tracer_stop(struct tracer *t, char **out)
+{
+	size_t len = 0, cap = 1 << 16;
+	char *buf = malloc(cap);
+	int status;
+	ssize_t r;
+
+	kill(t->pid, SIGINT);
+	while (buf && (r = read(t->out, buf + len, cap - len - 1)) > 0) {
+		len += (size_t)r;
+		if (cap - len < 4096) {
+			char *n = realloc(buf, cap *= 2);
+
+			if (!n)
+				break;
+			buf = n;
+		}
+	}
+	if (buf)
+		buf[len] = '\0';
+	close(t->out);
+	close(t->err);
+	if (waitpid(t->pid, &status, 0) < 0 || !WIFEXITED(status)) {
+		free(buf);
+		return -1;
+	}
+	*out = buf;
+	return WEXITSTATUS(status);
+}
+
+/* ---- the load: exact numbers of direct reads at a given priority ---- */
+
+struct load {
+	int ioclass, level;
+	unsigned count;
+	size_t size;
+	off_t offset;       /* first read here; reads are spaced so none can merge */
+	int ret;
+};
+
+static void *load_thread(void *arg)
+{
+	struct load *l = arg;
+	void *buf = NULL;
+	int fd = -1;
+
+	l->ret = -1;
+	/* IOPRIO_WHO_PROCESS with 0 is the calling thread only. */
+	if (syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0,
+		    IOPRIO_PRIO_VALUE(l->ioclass, l->level)) < 0) {
+		perror("ioprio_set");
+		return NULL;
+	}
+	fd = open(dev.path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+	if (fd < 0 || posix_memalign(&buf, 4096, l->size)) {
+		perror("open");
+		goto out;
+	}
+	for (unsigned i = 0; i < l->count; i++) {
+		off_t off = l->offset + (off_t)i * (off_t)(l->size + 4096);
+
+		if (pread(fd, buf, l->size, off) != (ssize_t)l->size) {
+			perror("pread");
+			goto out;
+		}
+	}
+	l->ret = 0;
+out:
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+/* Run the loads one after another: a synchronous read at a time, so nothing merges. */
+static int run_loads(struct load *loads, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		pthread_t th;
+
+		if (pthread_create(&th, NULL, load_thread, &loads[i]) || pthread_join(th, NULL))
+			return -1;
+		if (loads[i].ret)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- checking the JSON ---- */
+
+static json_t *last_report(const char *text)
+{
+	const char *line = text, *nl;
+	json_t *obj = NULL;
+
+	/* One object per line; the final report is the last line. */
+	while (*line) {
+		nl = strchr(line, '\n');
+		if (!nl)
+			nl = line + strlen(line);
+		if (nl > line) {
+			json_error_t e;
+			json_t *o = json_loadb(line, (size_t)(nl - line), 0, &e);
+
+			if (!o) {
+				fprintf(stderr, "bad JSON line: %s\n", e.text);
+				json_decref(obj);
+				return NULL;
+			}
+			json_decref(obj);
+			obj = o;
+		}
+		line = *nl ? nl + 1 : nl;
+	}
+	return obj;
+}
+
+static json_t *find_row(json_t *report, const char *op, const char *ioclass, int level)
+{
+	json_t *rows = json_object_get(report, "rows"), *row;
+	size_t i;
+
+	json_array_foreach(rows, i, row) {
+		if (strcmp(json_string_value(json_object_get(row, "device")), dev.name) ||
+		    strcmp(json_string_value(json_object_get(row, "op")), op) ||
+		    strcmp(json_string_value(json_object_get(row, "class")), ioclass) ||
+		    json_integer_value(json_object_get(row, "level")) != level)
+			continue;
+		return row;
+	}
+	return NULL;
+}
+
+static long long geti(json_t *o, const char *key)
+{
+	return json_integer_value(json_object_get(o, key));
+}
+
+/* Percentiles monotone, min <= max, and a latency for every request. */
+static int check_rows_sane(json_t *report)
+{
+	json_t *rows = json_object_get(report, "rows"), *row;
+	static const char *const order[] = { "min", "p50", "p90", "p99", "p999", "max" };
+	size_t i;
+
+	json_array_foreach(rows, i, row) {
+		json_t *lat = json_object_get(row, "lat_ns");
+
+		for (size_t k = 1; k < sizeof(order) / sizeof(order[0]); k++)
+			if (geti(lat, order[k - 1]) > geti(lat, order[k]))
+				FAIL("row %zu: %s %lld > %s %lld", i, order[k - 1], geti(lat, order[k - 1]),
+				     order[k], geti(lat, order[k]));
+		if (geti(row, "count") > 0 && geti(lat, "max") <= 0)
+			FAIL("row %zu: no latency measured", i);
+		if (geti(row, "lat_count") != geti(row, "count"))
+			FAIL("row %zu: lat_count %lld != count %lld", i, geti(row, "lat_count"),
+			     geti(row, "count"));
+	}
+	return T_EXIT_PASS;
+}
+
+static int expect_row(json_t *report, const char *ioclass, int level, const struct load *l)
+{
+	json_t *row = find_row(report, "read", ioclass, level);
+
+	if (!row)
+		FAIL("no read row for %s:%d (expected %u requests)", ioclass, level, l->count);
+	if (geti(row, "count") != (long long)l->count)
+		FAIL("%s:%d read count %lld, expected %u", ioclass, level, geti(row, "count"), l->count);
+	if (geti(row, "bytes") != (long long)(l->count * l->size))
+		FAIL("%s:%d read bytes %lld, expected %zu", ioclass, level, geti(row, "bytes"),
+		     l->count * l->size);
+	return T_EXIT_PASS;
+}
+
+static int check_drained(json_t *report)
+{
+	if (geti(report, "inflight") != 0)
+		FAIL("in-flight map holds %lld requests after the load stopped",
+		     geti(report, "inflight"));
+	if (geti(report, "drops") != 0 || geti(report, "hist_drops") != 0)
+		FAIL("drops %lld, hist_drops %lld", geti(report, "drops"), geti(report, "hist_drops"));
+	return T_EXIT_PASS;
+}
+
+/* ---- modes ---- */
+
+static int mode_exact(const char *attach)
+{
+	struct load loads[] = {
+		{ IOPRIO_CLASS_IDLE, 0, 37, 4096, 0, 0 },
+		{ IOPRIO_CLASS_BE, 3, 23, 8192, 16 << 20, 0 },
+		{ IOPRIO_CLASS_RT, 0, 11, 16384, 32 << 20, 0 },
+	};
+	const char *extra[] = { "--format", "json", "--attach", attach, NULL };
+	struct tracer t;
+	char *out = NULL;
+	json_t *rep;
+	int ret, st;
+
+	if (tracer_start(&t, extra) < 0)
+		FAIL("iotier lat did not start");
+	ret = run_loads(loads, 3);
+	/* Let the last completion's handler finish; no timing is asserted. */
+	usleep(100 * 1000);
+	st = tracer_stop(&t, &out);
+	if (ret)
+		FAIL("load failed");
+	if (st != 0)
+		FAIL("iotier lat exited %d", st);
+	rep = last_report(out);
+	if (!rep)
+		FAIL("no JSON report in: %s", out);
+	printf("%s", out);
+	if (strcmp(json_string_value(json_object_get(rep, "attach")), attach) && strcmp(attach, "auto"))
+		FAIL("attach is %s, asked %s", json_string_value(json_object_get(rep, "attach")), attach);
+	ret = expect_row(rep, "idle", 0, &loads[0]);
+	if (!ret)
+		ret = expect_row(rep, "be", 3, &loads[1]);
+	if (!ret)
+		ret = expect_row(rep, "rt", 0, &loads[2]);
+	if (!ret)
+		ret = check_rows_sane(rep);
+	if (!ret)
+		ret = check_drained(rep);
+	json_decref(rep);
+	free(out);
+	return ret;
+}
+
+/* A child process that waits for a byte on @go, then runs @l and exits 0 on success. */
+static pid_t spawn_loader(struct load *l, int *go)
+{
+	int p[2];
+	pid_t pid;
+	char c;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		close(p[1]);
+		if (read(p[0], &c, 1) != 1)
+			_exit(2);
+		_exit(run_loads(l, 1) ? 1 : 0);
+	}
+	close(p[0]);
+	*go = p[1];
+	return pid;
+}
+
+static int mode_pid(void)
+{
+	struct load mine = { IOPRIO_CLASS_BE, 3, 29, 4096, 0, 0 };
+	struct load other = { IOPRIO_CLASS_BE, 3, 41, 4096, 16 << 20, 0 };
+	int go_mine, go_other, st1 = -1, st2 = -1, st;
+	pid_t p1 = spawn_loader(&mine, &go_mine), p2 = spawn_loader(&other, &go_other);
+	char pidbuf[16], *out = NULL;
+	const char *extra[] = { "--format", "json", "--pid", pidbuf, NULL };
+	struct tracer t;
+	json_t *rep, *row;
+	int ret = T_EXIT_FAIL;
+
+	if (p1 < 0 || p2 < 0)
+		FAIL("fork");
+	snprintf(pidbuf, sizeof(pidbuf), "%d", p1);
+	if (tracer_start(&t, extra) < 0) {
+		kill(p1, SIGKILL);
+		kill(p2, SIGKILL);
+		waitpid(p1, NULL, 0);
+		waitpid(p2, NULL, 0);
+		FAIL("iotier lat did not start");
+	}
+	/* Both read the same device at the same class and level, at the same time. */
+	if (write(go_other, "g", 1) != 1 || write(go_mine, "g", 1) != 1)
+		perror("write");
+	waitpid(p1, &st1, 0);
+	waitpid(p2, &st2, 0);
+	usleep(100 * 1000);
+	st = tracer_stop(&t, &out);
+	if (!WIFEXITED(st1) || WEXITSTATUS(st1) || !WIFEXITED(st2) || WEXITSTATUS(st2))
+		FAIL("a loader failed");
+	if (st != 0)
+		FAIL("iotier lat exited %d", st);
+	rep = last_report(out);
+	if (!rep)
+		FAIL("no JSON report in: %s", out);
+	printf("%s", out);
+	row = find_row(rep, "read", "be", 3);
+	if (!row)
+		FAIL("no be:3 read row for pid %d", p1);
+	if (geti(row, "count") != mine.count || json_array_size(json_object_get(rep, "rows")) != 1)
+		FAIL("--pid %d: counted %lld reads in %zu rows, expected %u in 1 (other process did %u)",
+		     p1, geti(row, "count"), json_array_size(json_object_get(rep, "rows")), mine.count,
+		     other.count);
+	ret = check_drained(rep);
+	json_decref(rep);
+	free(out);
+	return ret;
+}
+
+static void *spin_reads(void *arg)
+{
+	return load_thread(arg);
+}
+
+static int mode_drops(void)
+{
+	enum { THREADS = 6, EACH = 40 };
+	struct load loads[THREADS];
+	const char *extra[] = { "--format", "json", "--inflight-max", "2", NULL };
+	pthread_t th[THREADS];
+	long long counted = 0;
+	struct tracer t;
+	char *out = NULL;
+	json_t *rep, *row;
+	size_t i;
+	int st, failed = 0;
+
+	if (tracer_start(&t, extra) < 0)
+		FAIL("iotier lat did not start");
+	for (int k = 0; k < THREADS; k++) {
+		loads[k] = (struct load){ IOPRIO_CLASS_BE, 5, EACH, 4096, (off_t)k * (8 << 20), 0 };
+		pthread_create(&th[k], NULL, spin_reads, &loads[k]);
+	}
+	for (int k = 0; k < THREADS; k++) {
+		pthread_join(th[k], NULL);
+		failed |= loads[k].ret;
+	}
+	usleep(100 * 1000);
+	st = tracer_stop(&t, &out);
+	if (failed)
+		FAIL("reads failed with a full in-flight map: I/O must never stall or fail");
+	if (st != 0)
+		FAIL("iotier lat exited %d", st);
+	rep = last_report(out);
+	if (!rep)
+		FAIL("no JSON report");
+	printf("%s", out);
+	json_array_foreach(json_object_get(rep, "rows"), i, row)
+		if (!strcmp(json_string_value(json_object_get(row, "class")), "be") &&
+		    geti(row, "level") == 5)
+			counted += geti(row, "count");
+	if (counted + geti(rep, "drops") != THREADS * EACH)
+		FAIL("counted %lld + dropped %lld != %d requests issued", counted, geti(rep, "drops"),
+		     THREADS * EACH);
+	if (geti(rep, "inflight") != 0)
+		FAIL("in-flight map holds %lld requests after the load", geti(rep, "inflight"));
+	json_decref(rep);
+	free(out);
+	return T_EXIT_PASS;
+}
+
+static int run_capture(const char *cmd, const char *input)
+{
+	FILE *p = popen(cmd, "w");
+
+	if (!p)
+		return -1;
+	fputs(input, p);
+	return pclose(p);
+}
+
+static int mode_prom(void)
+{
+	struct load loads[] = {
+		{ IOPRIO_CLASS_IDLE, 7, 13, 4096, 0, 0 },
+		{ IOPRIO_CLASS_BE, 0, 17, 4096, 16 << 20, 0 },
+	};
+	const char *extra[] = { "--format", "prom", NULL };
+	struct tracer t;
+	char *out = NULL, want[256];
+	int st;
+
+	if (tracer_start(&t, extra) < 0)
+		FAIL("iotier lat did not start");
+	st = run_loads(loads, 2);
+	usleep(100 * 1000);
+	if (tracer_stop(&t, &out) != 0 || st)
+		FAIL("iotier lat or the load failed");
+	printf("%s", out);
+	st = run_capture("promtool check metrics", out);
+	if (st != 0)
+		FAIL("promtool check metrics rejected the output (status %d)", st);
+	snprintf(want, sizeof(want), "iotier_block_queue_latency_seconds_bucket{device=\"%s\","
+		 "op=\"read\",class=\"idle\",level=\"7\",le=\"+Inf\"} 13\n", dev.name);
+	if (!strstr(out, want))
+		FAIL("missing: %s", want);
+	snprintf(want, sizeof(want), "iotier_block_bytes_total{device=\"%s\",op=\"read\","
+		 "class=\"be\",level=\"0\"} %u\n", dev.name, 17 * 4096);
+	if (!strstr(out, want))
+		FAIL("missing: %s", want);
+	free(out);
+	return T_EXIT_PASS;
+}
+
+static int mode_schema(const char *schema)
+{
+	struct load loads[] = { { IOPRIO_CLASS_RT, 4, 5, 4096, 0, 0 } };
+	const char *extra[] = { "--format", "json", "--interval", "0.2", "--by", "class", NULL };
+	const char *extra2[] = { "--format", "json", "--device", NULL };
+	char cmd[PATH_MAX + 256], path[] = "/tmp/iotier-lat-json.XXXXXX";
+	struct tracer t;
+	char *out = NULL, *out2 = NULL;
+	FILE *f;
+	int fd, st;
+
+	/* Two runs: per-interval reports merged by class, and one device-latency report. */
+	if (tracer_start(&t, extra) < 0)
+		FAIL("iotier lat did not start");
+	st = run_loads(loads, 1);
+	usleep(500 * 1000);
+	if (tracer_stop(&t, &out) != 0 || st)
+		FAIL("iotier lat or the load failed");
+	if (tracer_start(&t, extra2) < 0)
+		FAIL("iotier lat did not start");
+	st = run_loads(loads, 1);
+	usleep(100 * 1000);
+	if (tracer_stop(&t, &out2) != 0 || st)
+		FAIL("iotier lat or the load failed");
+	fd = mkstemp(path);
+	if (fd < 0 || !(f = fdopen(fd, "w")))
+		FAIL("mkstemp");
+	fputs(out, f);
+	fputs(out2, f);
+	fclose(f);
+	printf("%s%s", out, out2);
+	snprintf(cmd, sizeof(cmd),
+		 "/usr/bin/python3 -c 'import json, sys, jsonschema\n"
+		 "schema = json.load(open(sys.argv[1]))\n"
+		 "n = 0\n"
+		 "for line in open(sys.argv[2]):\n"
+		 "    jsonschema.validate(json.loads(line), schema); n += 1\n"
+		 "assert n >= 2, n\n"
+		 "print(\"validated\", n, \"reports\")' '%s' '%s'", schema, path);
+	st = system(cmd);
+	unlink(path);
+	free(out);
+	free(out2);
+	if (st != 0)
+		FAIL("JSON output does not match %s", schema);
+	return T_EXIT_PASS;
+}
+
+static int expect_usage(const char *const *args, const char *token)
+{
+	const char *argv[16] = { iotier, "lat" }, *first = args[0];
+	int p[2], n = 2, status;
+	char buf[1024] = "";
+	ssize_t r;
+	pid_t pid;
+
+	for (; *args; args++)
+		argv[n++] = *args;
+	argv[n] = NULL;
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		dup2(p[1], 2);
+		execv(iotier, (char *const *)argv);
+		_exit(127);
+	}
+	close(p[1]);
+	for (size_t len = 0; len < sizeof(buf) - 1; len += (size_t)r) {
+		r = read(p[0], buf + len, sizeof(buf) - 1 - len);
+		if (r <= 0)
+			break;
+		buf[len + (size_t)r] = '\0';
+	}
+	close(p[0]);
+	waitpid(pid, &status, 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 2)
+		FAIL("'iotier lat %s ...' should exit 2, got %d: %s", first, WEXITSTATUS(status), buf);
+	if (!strstr(buf, token) || strchr(buf, '\n') != buf + strlen(buf) - 1)
+		FAIL("expected one line naming '%s', got: %s", token, buf);
+	return T_EXIT_PASS;
+}
+
+static int mode_usage(void)
+{
+	static const char *const cases[][6] = {
+		{ "--op", "read,bogus", NULL, "bogus" },
+		{ "--format", "yaml", NULL, "yaml" },
+		{ "-d", "/nonexistent-disk", NULL, "/nonexistent-disk" },
+		{ "--interval", "-1", NULL, "-1" },
+		{ "--count", "3", NULL, "--count" },
+		{ "--by", "thread", NULL, "thread" },
+		{ "--queue", "--device", NULL, "--device" },
+		{ "--frobnicate", NULL, "--frobnicate" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *const *c = cases[i];
+		size_t n = 0;
+
+		while (c[n])
+			n++;
+		if (expect_usage(c, c[n + 1]))
+			return T_EXIT_FAIL;
+	}
+	return T_EXIT_PASS;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode;
+	int ret;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: %s IOTIER MODE [ARGS]\n", argv[0]);
+		return T_EXIT_FAIL;
+	}
+	iotier = argv[1];
+	mode = argv[2];
+	if (!strcmp(mode, "usage"))
+		return mode_usage();
+	if (geteuid() != 0)
+		return test_skip("needs root for BPF and loop devices");
+	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
+		return test_skip("no kernel BTF");
+	ret = loopdev_create(&dev, NULL, DEV_BYTES,
+			     !strcmp(mode, "exact") && argc > 3 ? argv[3] : "mq-deadline", 0);
+	if (ret == -EPERM || ret == -ENOENT || ret == -ENXIO || ret == -EACCES)
+		return test_skip("cannot create a loop device");
+	if (ret < 0) {
+		fprintf(stderr, "FAIL: loopdev_create: %s\n", strerror(-ret));
+		return T_EXIT_FAIL;
+	}
+	/* Stray reads from udev probing a new device must not land inside the measurement. */
+	if (system("command -v udevadm >/dev/null && udevadm settle -t 5 2>/dev/null") < 0)
+		usleep(1000);
+	if (!strcmp(mode, "exact"))
+		ret = mode_exact(argc > 4 ? argv[4] : "auto");
+	else if (!strcmp(mode, "pid"))
+		ret = mode_pid();
+	else if (!strcmp(mode, "drops"))
+		ret = mode_drops();
+	else if (!strcmp(mode, "prom"))
+		ret = mode_prom();
+	else if (!strcmp(mode, "schema") && argc > 3)
+		ret = mode_schema(argv[3]);
+	else {
+		fprintf(stderr, "unknown mode %s\n", mode);
+		ret = T_EXIT_FAIL;
+	}
+	loopdev_destroy(&dev);
+	return ret;
+}

@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmd_lat.c: `iotier lat`, block-layer latency per I/O priority class and level. This file
+ * only parses and checks options, runs the report loop and handles signals; tracing lives
+ * in lat_session.c and printing in lat_report.c, which `iotier check` reuses.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "lat_report.h"
+#include "lat_session.h"
+
+static const char lat_help[] =
+	"usage: iotier lat [-d DEV]... [--pid PID] [--cgroup PATH] [--op read,write,...]\n"
+	"                  [--by class|level] [--interval S] [--count N] [--duration S]\n"
+	"                  [--format text|json|prom] [--queue|--device] [--histogram]\n"
+	"\n"
+	"Trace block requests with BPF and report their latency per device, operation and I/O\n"
+	"priority (class none, rt, be or idle, and level 0-7): count, bytes, P50, P90, P99,\n"
+	"P99.9 and max. Requests are attributed to the process that submitted them, so --pid\n"
+	"is exact. Runs until Ctrl-C or SIGTERM, then prints the report; with --interval it\n"
+	"prints one report per interval, like iostat. Needs root (CAP_BPF and CAP_PERFMON) and\n"
+	"kernel BTF.\n"
+	"\n"
+	"options:\n"
+	"  -d, --disk DEV         only this block device: loop0, /dev/nvme0n1 or 259:0\n"
+	"                         (repeatable; default: all devices)\n"
+	"  -p, --pid PID          only requests submitted by process PID\n"
+	"      --children         with --pid, also count processes PID forks from now on\n"
+	"  -c, --cgroup PATH      only requests submitted from this cgroup v2 directory\n"
+	"  -o, --op LIST          only these operations: read, write, flush, discard, other\n"
+	"  -b, --by class|level   one row per class, or per class and level (default)\n"
+	"  -i, --interval S       print a report every S seconds (decimals allowed)\n"
+	"  -n, --count N          stop after N reports (needs --interval)\n"
+	"  -t, --duration S       stop after S seconds and print the report\n"
+	"  -f, --format FMT       text (default), json (one object per report, see\n"
+	"                         docs/lat-json.md) or prom (Prometheus text exposition,\n"
+	"                         cumulative, for node_exporter's textfile collector)\n"
+	"  -Q, --queue            latency from queue insert to completion (default)\n"
+	"  -D, --device           latency from issue to the driver to completion\n"
+	"  -H, --histogram        text: print a histogram under each row\n"
+	"      --attach MODE      auto (default), tp_btf or raw_tp\n"
+	"      --inflight-max N   size of the in-flight request map (default 16384)\n"
+	"  -v, --verbose          show libbpf's messages\n"
+	"\n"
+	"examples:\n"
+	"  iotier lat -d nvme0n1\n"
+	"      latency per priority on nvme0n1 until Ctrl-C\n"
+	"  iotier lat -d sda --op read --interval 1 --count 10\n"
+	"      read latency, one report a second for ten seconds\n"
+	"  iotier lat --pid $(pidof postgres) --by class --duration 60 -H\n"
+	"      one minute of one process's I/O, one row per class, with histograms\n"
+	"  iotier lat --format json --interval 10 >> lat.jsonl\n"
+	"      machine-readable reports every ten seconds\n"
+	"  iotier lat --format prom --duration 15 > /var/lib/node_exporter/iotier.prom.$$ &&\n"
+	"    mv /var/lib/node_exporter/iotier.prom.$$ /var/lib/node_exporter/iotier.prom\n"
+	"      a snapshot for node_exporter's textfile collector\n";
+
+enum { OPT_ATTACH = 256, OPT_INFLIGHT, OPT_CHILDREN };
+
+static const struct option lat_options[] = {
+	{ "disk", required_argument, NULL, 'd' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "children", no_argument, NULL, OPT_CHILDREN },
+	{ "cgroup", required_argument, NULL, 'c' },
+	{ "op", required_argument, NULL, 'o' },
+	{ "by", required_argument, NULL, 'b' },
+	{ "interval", required_argument, NULL, 'i' },
+	{ "count", required_argument, NULL, 'n' },
+	{ "duration", required_argument, NULL, 't' },
+	{ "format", required_argument, NULL, 'f' },
+	{ "queue", no_argument, NULL, 'Q' },
+	{ "device", no_argument, NULL, 'D' },
+	{ "histogram", no_argument, NULL, 'H' },
+	{ "attach", required_argument, NULL, OPT_ATTACH },
+	{ "inflight-max", required_argument, NULL, OPT_INFLIGHT },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+/* A positive number of seconds, at most a day's worth of reports apart. */
+static int parse_seconds(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v > 0) || v > 1e7)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_ulong(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v == 0 || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void report(const struct lat_snapshot *snap, struct lat_snapshot *total,
+		   enum lat_format fmt, const struct lat_report_opts *ro)
+{
+	switch (fmt) {
+	case LAT_FORMAT_TEXT:
+		lat_report_text(stdout, snap, ro);
+		fflush(stdout);
+		break;
+	case LAT_FORMAT_JSON:
+		lat_report_json(stdout, snap, ro);
+		break;
+	case LAT_FORMAT_PROM:
+		/* Prometheus counters only grow: every exposition is cumulative. */
+		lat_snapshot_merge(total, snap);
+		lat_report_prom(stdout, total, ro);
+		break;
+	}
+}
+
+static int lat_main(int argc, char **argv)
+{
+	struct lat_options o = { .attach = LAT_ATTACH_AUTO };
+	struct lat_report_opts ro = { .stage = LAT_STAGE_QUEUE };
+	enum lat_format fmt = LAT_FORMAT_TEXT;
+	struct lat_snapshot snap, total;
+	struct lat_session *s = NULL;
+	double interval = 0, duration = 0, start, next;
+	unsigned long count = 0, pid = 0, ul;
+	bool queue_set = false, device_set = false, by_count = false;
+	char err[512], bad[64];
+	__u32 tgid;
+	int opt, ret = 1;
+	struct sigaction sa;
+
+	optind = 0;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":d:p:c:o:b:i:n:t:f:QDHvh", lat_options, NULL)) != -1) {
+		switch (opt) {
+		case 'd':
+			if (o.ndevs == IOLAT_MAX_DEVS)
+				return usage_error("lat", "too many devices (at most %d)", IOLAT_MAX_DEVS);
+			if (lat_resolve_dev(optarg, &o.devs[o.ndevs]) < 0)
+				return usage_error("lat", "'%s' is not a block device", optarg);
+			o.ndevs++;
+			break;
+		case 'p':
+			if (parse_ulong(optarg, 0x3fffffff, &pid) < 0)
+				return usage_error("lat", "bad pid '%s'", optarg);
+			if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+				return usage_error("lat", "no process with pid '%s'", optarg);
+			break;
+		case OPT_CHILDREN:
+			o.follow_forks = true;
+			break;
+		case 'c': {
+			struct stat st;
+
+			if (stat(optarg, &st) < 0 || !S_ISDIR(st.st_mode))
+				return usage_error("lat", "cgroup '%s' is not a directory", optarg);
+			o.cgroup = optarg;
+			break;
+		}
+		case 'o':
+			if (lat_parse_ops(optarg, &o.op_mask, bad, sizeof(bad)) < 0)
+				return usage_error("lat", "unknown operation '%s' in --op", bad);
+			break;
+		case 'b':
+			if (!strcmp(optarg, "class"))
+				ro.by_class = true;
+			else if (!strcmp(optarg, "level"))
+				ro.by_class = false;
+			else
+				return usage_error("lat", "bad --by '%s' (class or level)", optarg);
+			break;
+		case 'i':
+			if (parse_seconds(optarg, &interval) < 0)
+				return usage_error("lat", "bad interval '%s'", optarg);
+			break;
+		case 'n':
+			if (parse_ulong(optarg, 1000000000ul, &count) < 0)
+				return usage_error("lat", "bad count '%s'", optarg);
+			break;
+		case 't':
+			if (parse_seconds(optarg, &duration) < 0)
+				return usage_error("lat", "bad duration '%s'", optarg);
+			break;
+		case 'f':
+			if (!strcmp(optarg, "text"))
+				fmt = LAT_FORMAT_TEXT;
+			else if (!strcmp(optarg, "json"))
+				fmt = LAT_FORMAT_JSON;
+			else if (!strcmp(optarg, "prom"))
+				fmt = LAT_FORMAT_PROM;
+			else
+				return usage_error("lat", "unknown format '%s' (text, json or prom)", optarg);
+			break;
+		case 'Q':
+			queue_set = true;
+			ro.stage = LAT_STAGE_QUEUE;
+			break;
+		case 'D':
+			device_set = true;
+			ro.stage = LAT_STAGE_DEVICE;
+			break;
+		case 'H':
+			ro.histogram = true;
+			break;
+		case OPT_ATTACH:
+			if (!strcmp(optarg, "auto"))
+				o.attach = LAT_ATTACH_AUTO;
+			else if (!strcmp(optarg, "tp_btf"))
+				o.attach = LAT_ATTACH_BTF;
+			else if (!strcmp(optarg, "raw_tp"))
+				o.attach = LAT_ATTACH_RAW;
+			else
+				return usage_error("lat", "bad --attach '%s' (auto, tp_btf or raw_tp)", optarg);
+			break;
+		case OPT_INFLIGHT:
+			if (parse_ulong(optarg, 1u << 22, &ul) < 0)
+				return usage_error("lat", "bad --inflight-max '%s'", optarg);
+			o.inflight_max = (__u32)ul;
+			break;
+		case 'v':
+			o.verbose = true;
+			break;
+		case 'h':
+			fputs(lat_help, stdout);
+			return 0;
+		case ':':
+			return usage_error("lat", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage_error("lat", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return usage_error("lat", "unexpected argument '%s'", argv[optind]);
+	if (queue_set && device_set)
+		return usage_error("lat", "--queue and --device exclude each other");
+	if (count && !interval)
+		return usage_error("lat", "--count needs --interval");
+	if (o.follow_forks && !pid)
+		return usage_error("lat", "--children needs --pid");
+	if (pid) {
+		tgid = (__u32)pid;
+		o.filter_tgid = true;
+		o.tgids = &tgid;
+		o.ntgids = 1;
+	}
+
+	if (lat_preflight(err, sizeof(err)) < 0) {
+		fprintf(stderr, "iotier lat: %s\n", err);
+		return 1;
+	}
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	lat_snapshot_init(&snap);
+	lat_snapshot_init(&total);
+
+	/* open, configure, load, attach */
+	if (lat_session_open(&s, &o, err, sizeof(err)) < 0) {
+		fprintf(stderr, "iotier lat: %s\n", err);
+		goto cleanup;
+	}
+	fprintf(stderr, "Tracing block I/O latency... Hit Ctrl-C to end.\n");
+
+	/* poll: wake every 100 ms to notice signals, the interval and the duration */
+	start = now_s();
+	next = interval ? start + interval : 0;
+	while (!stop) {
+		double t = now_s();
+
+		if (duration && t - start >= duration)
+			break;
+		if (interval && t >= next) {
+			if (lat_session_read(s, &snap, false) < 0) {
+				fprintf(stderr, "iotier lat: reading the histograms failed\n");
+				goto cleanup;
+			}
+			if (ro.by_class)
+				lat_snapshot_by_class(&snap);
+			report(&snap, &total, fmt, &ro);
+			next += interval;
+			if (count && --count == 0) {
+				by_count = true;
+				break;
+			}
+			continue;
+		}
+		nanosleep(&(struct timespec){ .tv_nsec = 100 * 1000 * 1000 }, NULL);
+	}
+	/* final: what the last, partial interval (or the whole run) counted */
+	if (!by_count) {
+		if (lat_session_read(s, &snap, true) < 0) {
+			fprintf(stderr, "iotier lat: reading the histograms failed\n");
+			goto cleanup;
+		}
+		if (ro.by_class)
+			lat_snapshot_by_class(&snap);
+		report(&snap, &total, fmt, &ro);
+	}
+	ret = 0;
+cleanup:
+	lat_session_close(s);
+	lat_snapshot_free(&snap);
+	lat_snapshot_free(&total);
+	return ret;
+}
+
+const struct command command_lat = {
+	.name = "lat",
+	.summary = "block I/O latency per priority class and level (BPF)",
+	.help = lat_help,
+	.main = lat_main,
+};

@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: MIT
+/*
+ * lat_report.c: prints latency snapshots as text (a percentile row per device, operation and
+ * priority, and biolatency-style bars on request), as one JSON object per interval, and as
+ * Prometheus histograms. Percentiles come from lat_percentile(), so all three agree.
+ */
+#include "lat_report.h"
+
+#include <string.h>
+#include <time.h>
+
+static const double pcts[] = { 50, 90, 99, 99.9 };
+#define NPCTS (sizeof(pcts) / sizeof(pcts[0]))
+
+const struct iolat_lat *lat_row_lat(const struct lat_row *row, enum lat_stage stage)
+{
+	return stage == LAT_STAGE_DEVICE ? &row->d2c : &row->q2c;
+}
+
+static double secs_between(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+static void prio_label(const struct lat_row *row, char *buf, size_t len)
+{
+	if (row->level < 0)
+		snprintf(buf, len, "%s", lat_class_name(row->ioclass));
+	else
+		snprintf(buf, len, "%s:%d", lat_class_name(row->ioclass), row->level);
+}
+
+static void print_bars(FILE *out, const struct iolat_lat *l)
+{
+	/* One line per power of two, as biolatency prints, from the fine buckets. */
+	__u64 lines[HIST_NR_BUCKETS / HIST_SUB + 2] = { 0 }, top = 0;
+	int first = -1, last = -1, nlines = 0;
+
+	for (__u32 i = 0; i < HIST_NR_BUCKETS; i++) {
+		int line = (int)(i / HIST_SUB);
+
+		lines[line] += l->slots[i];
+		if (line + 1 > nlines)
+			nlines = line + 1;
+	}
+	for (int i = 0; i < nlines; i++) {
+		if (lines[i] && first < 0)
+			first = i;
+		if (lines[i])
+			last = i;
+		if (lines[i] > top)
+			top = lines[i];
+	}
+	if (first < 0)
+		return;
+	fprintf(out, "    %21s : %-10s distribution\n", "usecs", "count");
+	for (int i = first; i <= last; i++) {
+		__u32 b = (__u32)i * HIST_SUB;
+		__u64 lo = hist_bucket_low(b) / 1000;
+		int stars = top ? (int)(lines[i] * 40 / top) : 0;
+		char range[32], bar[41];
+
+		if (b >= HIST_OVERFLOW)
+			snprintf(range, sizeof(range), "%llu -> inf", (unsigned long long)lo);
+		else
+			snprintf(range, sizeof(range), "%llu -> %llu", (unsigned long long)lo,
+				 (unsigned long long)(hist_bucket_low(b + HIST_SUB > HIST_OVERFLOW ?
+						HIST_OVERFLOW : b + HIST_SUB) / 1000 - 1));
+		memset(bar, '*', (size_t)stars);
+		bar[stars] = '\0';
+		fprintf(out, "    %21s : %-10llu |%-40s|\n", range, (unsigned long long)lines[i], bar);
+	}
+}
+
+void lat_report_text(FILE *out, const struct lat_snapshot *snap, const struct lat_report_opts *o)
+{
+	char when[32], dev[32], prio[16];
+	struct tm tm;
+	time_t t = snap->end.tv_sec;
+
+	localtime_r(&t, &tm);
+	strftime(when, sizeof(when), "%H:%M:%S", &tm);
+	fprintf(out, "%s  %.2f s  %s latency in usecs  (in flight %llu, dropped %llu)\n", when,
+		secs_between(&snap->start, &snap->end),
+		o->stage == LAT_STAGE_DEVICE ? "issue->complete" : "queue->complete",
+		(unsigned long long)snap->inflight, (unsigned long long)snap->drops);
+	if (!snap->nrows) {
+		fprintf(out, "  (no requests completed)\n\n");
+		return;
+	}
+	fprintf(out, "%-10s %-7s %-7s %9s %10s %9s %9s %9s %9s %9s\n", "DEVICE", "OP", "PRIO",
+		"COUNT", "KBYTES", "P50", "P90", "P99", "P99.9", "MAX");
+	for (size_t i = 0; i < snap->nrows; i++) {
+		const struct lat_row *row = &snap->rows[i];
+		const struct iolat_lat *l = lat_row_lat(row, o->stage);
+
+		lat_dev_name(row->dev, dev, sizeof(dev));
+		prio_label(row, prio, sizeof(prio));
+		fprintf(out, "%-10s %-7s %-7s %9llu %10llu", dev, lat_op_name(row->op), prio,
+			(unsigned long long)row->count, (unsigned long long)(row->bytes / 1024));
+		for (size_t p = 0; p < NPCTS; p++)
+			fprintf(out, " %9.1f", (double)lat_percentile(l, pcts[p]) / 1000.0);
+		fprintf(out, " %9.1f\n", (double)l->max_ns / 1000.0);
+		if (o->histogram)
+			print_bars(out, l);
+	}
+	fputc('\n', out);
+}
+
+static void iso_time(const struct timespec *ts, char *buf, size_t len)
+{
+	struct tm tm;
+	time_t t = ts->tv_sec;
+	char base[24];
+
+	gmtime_r(&t, &tm);
+	strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, len, "%s.%03ldZ", base, ts->tv_nsec / 1000000);
+}
+
+/* Device names come from sysfs; escape anyway, a JSON consumer must never choke. */
+static void json_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+void lat_report_json(FILE *out, const struct lat_snapshot *snap, const struct lat_report_opts *o)
+{
+	char start[40], end[40], dev[32];
+
+	iso_time(&snap->start, start, sizeof(start));
+	iso_time(&snap->end, end, sizeof(end));
+	fprintf(out, "{\"schema\":\"%s\",\"start\":\"%s\",\"end\":\"%s\",\"interval_s\":%.3f,"
+		"\"latency\":\"%s\",\"attach\":\"%s\",\"hist_layout\":%d,"
+		"\"inflight\":%llu,\"inflight_max\":%u,\"drops\":%llu,\"hist_drops\":%llu,"
+		"\"requeues\":%llu,\"merges\":%llu,\"rows\":[",
+		LAT_JSON_SCHEMA, start, end, secs_between(&snap->start, &snap->end),
+		o->stage == LAT_STAGE_DEVICE ? "d2c" : "q2c", snap->attach ? snap->attach : "none",
+		HIST_LAYOUT_VERSION, (unsigned long long)snap->inflight, snap->inflight_max,
+		(unsigned long long)snap->drops, (unsigned long long)snap->hist_drops,
+		(unsigned long long)snap->requeues, (unsigned long long)snap->merges);
+	for (size_t i = 0; i < snap->nrows; i++) {
+		const struct lat_row *row = &snap->rows[i];
+		const struct iolat_lat *l = lat_row_lat(row, o->stage);
+		bool firstb = true;
+
+		lat_dev_name(row->dev, dev, sizeof(dev));
+		fprintf(out, "%s{\"device\":", i ? "," : "");
+		json_string(out, dev);
+		fprintf(out, ",\"major\":%u,\"minor\":%u,\"op\":\"%s\",\"class\":\"%s\",\"level\":",
+			row->dev >> 20, row->dev & 0xfffff, lat_op_name(row->op),
+			lat_class_name(row->ioclass));
+		if (row->level < 0)
+			fprintf(out, "null");
+		else
+			fprintf(out, "%d", row->level);
+		fprintf(out, ",\"count\":%llu,\"bytes\":%llu,\"lat_count\":%llu,\"lat_ns\":{"
+			"\"min\":%llu,\"mean\":%llu,\"p50\":%llu,\"p90\":%llu,\"p99\":%llu,"
+			"\"p999\":%llu,\"max\":%llu},\"buckets\":[",
+			(unsigned long long)row->count, (unsigned long long)row->bytes,
+			(unsigned long long)l->count, (unsigned long long)l->min_ns,
+			(unsigned long long)(l->count ? l->sum_ns / l->count : 0),
+			(unsigned long long)lat_percentile(l, 50), (unsigned long long)lat_percentile(l, 90),
+			(unsigned long long)lat_percentile(l, 99),
+			(unsigned long long)lat_percentile(l, 99.9), (unsigned long long)l->max_ns);
+		for (__u32 b = 0; b < HIST_NR_BUCKETS; b++) {
+			if (!l->slots[b])
+				continue;
+			fprintf(out, "%s[%llu,", firstb ? "" : ",",
+				(unsigned long long)hist_bucket_low(b));
+			if (b == HIST_OVERFLOW)
+				fprintf(out, "null");
+			else
+				fprintf(out, "%llu", (unsigned long long)hist_bucket_high(b));
+			fprintf(out, ",%llu]", (unsigned long long)l->slots[b]);
+			firstb = false;
+		}
+		fprintf(out, "]}");
+	}
+	fprintf(out, "]}\n");
+	fflush(out);
+}
+
+static void prom_labels(FILE *out, const struct lat_row *row, const char *dev)
+{
+	fprintf(out, "device=\"%s\",op=\"%s\",class=\"%s\",level=\"", dev, lat_op_name(row->op),
+		lat_class_name(row->ioclass));
+	if (row->level < 0)
+		fprintf(out, "all\"");
+	else
+		fprintf(out, "%d\"", row->level);
+}
+
+void lat_report_prom(FILE *out, const struct lat_snapshot *snap, const struct lat_report_opts *o)
+{
+	const char *stage = o->stage == LAT_STAGE_DEVICE ? "device" : "queue";
+	char dev[32];
+
+	fprintf(out, "# HELP iotier_block_%s_latency_seconds Block request latency from %s to "
+		"completion, by device, operation and I/O priority.\n", stage,
+		o->stage == LAT_STAGE_DEVICE ? "issue" : "queue insert");
+	fprintf(out, "# TYPE iotier_block_%s_latency_seconds histogram\n", stage);
+	for (size_t i = 0; i < snap->nrows; i++) {
+		const struct lat_row *row = &snap->rows[i];
+		const struct iolat_lat *l = lat_row_lat(row, o->stage);
+		__u64 cum = 0;
+
+		lat_dev_name(row->dev, dev, sizeof(dev));
+		/* One `le` per power of two; each is an exact bucket boundary, so counts are exact. */
+		for (__u32 b = 0; b < HIST_OVERFLOW; b++) {
+			cum += l->slots[b];
+			if ((b + 1) % HIST_SUB || b + 1 < HIST_SUB)
+				continue;
+			fprintf(out, "iotier_block_%s_latency_seconds_bucket{", stage);
+			prom_labels(out, row, dev);
+			fprintf(out, ",le=\"%.12g\"} %llu\n", (double)hist_bucket_high(b) / 1e9,
+				(unsigned long long)cum);
+		}
+		fprintf(out, "iotier_block_%s_latency_seconds_bucket{", stage);
+		prom_labels(out, row, dev);
+		fprintf(out, ",le=\"+Inf\"} %llu\n", (unsigned long long)l->count);
+		fprintf(out, "iotier_block_%s_latency_seconds_sum{", stage);
+		prom_labels(out, row, dev);
+		fprintf(out, "} %.9f\n", (double)l->sum_ns / 1e9);
+		fprintf(out, "iotier_block_%s_latency_seconds_count{", stage);
+		prom_labels(out, row, dev);
+		fprintf(out, "} %llu\n", (unsigned long long)l->count);
+	}
+	fprintf(out, "# HELP iotier_block_requests_total Completed block requests.\n"
+		"# TYPE iotier_block_requests_total counter\n");
+	for (size_t i = 0; i < snap->nrows; i++) {
+		lat_dev_name(snap->rows[i].dev, dev, sizeof(dev));
+		fprintf(out, "iotier_block_requests_total{");
+		prom_labels(out, &snap->rows[i], dev);
+		fprintf(out, "} %llu\n", (unsigned long long)snap->rows[i].count);
+	}
+	fprintf(out, "# HELP iotier_block_bytes_total Bytes transferred by completed block requests.\n"
+		"# TYPE iotier_block_bytes_total counter\n");
+	for (size_t i = 0; i < snap->nrows; i++) {
+		lat_dev_name(snap->rows[i].dev, dev, sizeof(dev));
+		fprintf(out, "iotier_block_bytes_total{");
+		prom_labels(out, &snap->rows[i], dev);
+		fprintf(out, "} %llu\n", (unsigned long long)snap->rows[i].bytes);
+	}
+	fprintf(out, "# HELP iotier_tracer_inflight_requests Requests the tracer holds in flight.\n"
+		"# TYPE iotier_tracer_inflight_requests gauge\n"
+		"iotier_tracer_inflight_requests %llu\n"
+		"# HELP iotier_tracer_dropped_requests_total Requests not traced: in-flight map full.\n"
+		"# TYPE iotier_tracer_dropped_requests_total counter\n"
+		"iotier_tracer_dropped_requests_total %llu\n",
+		(unsigned long long)snap->inflight, (unsigned long long)(snap->drops + snap->hist_drops));
+	fflush(out);
+}

@@ -1,0 +1,639 @@
+// SPDX-License-Identifier: MIT
+/*
+ * lat_session.c: drives the iolat BPF tracer from user space: checks what loading needs,
+ * probes tracepoint signatures from the kernel's BTF to pick tp_btf or raw_tp, sets the
+ * rodata filters, loads, attaches, and reads the per-CPU histograms into plain snapshots.
+ * Reads do not lose counts: the kernel writes under an epoch bit that a read flips first,
+ * so the interval being read is no longer written while it is summed and deleted.
+ */
+#include "lat_session.h"
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/capability.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "iolat.skel.h"
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+struct lat_session {
+	struct iolat *skel;
+	int ncpus;
+	int cgroup_fd;
+	bool btf_mode;
+	struct timespec last;
+	struct iolat_hist *percpu;    /* lookup buffer: one value per possible CPU */
+};
+
+static bool verbose;
+
+static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG && !verbose)
+		return 0;
+	if (!verbose)
+		return 0; /* the caller prints one clear line; libbpf's detail only with -v */
+	return vfprintf(stderr, fmt, ap);
+}
+
+static void set_err(char *err, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void set_err(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+}
+
+int lat_preflight(char *err, size_t errlen)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = { 0 };
+	bool bpf, perfmon, admin;
+
+	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
+		set_err(err, errlen, "kernel BTF missing: /sys/kernel/btf/vmlinux is not readable "
+			"(the kernel needs CONFIG_DEBUG_INFO_BTF=y)");
+		return -1;
+	}
+	if (syscall(SYS_capget, &hdr, data) != 0) {
+		set_err(err, errlen, "cannot read capabilities: %s", strerror(errno));
+		return -1;
+	}
+#define HAS(cap) (!!(data[(cap) / 32].effective & (1u << ((cap) % 32))))
+	bpf = HAS(CAP_BPF);
+	perfmon = HAS(CAP_PERFMON);
+	admin = HAS(CAP_SYS_ADMIN);
+#undef HAS
+	if (!admin && (!bpf || !perfmon)) {
+		set_err(err, errlen, "missing capability %s%s%s (run as root, or grant them)",
+			bpf ? "" : "CAP_BPF", !bpf && !perfmon ? " and " : "",
+			perfmon ? "" : "CAP_PERFMON");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The number of arguments of tracepoint @tp from its btf_trace_<tp> typedef, checking that
+ * the first one points to struct @first; -1 when BTF does not describe it so.
+ */
+static int tp_params(const struct btf *btf, const char *tp, const char *first)
+{
+	const struct btf_type *t, *proto;
+	const struct btf_param *p;
+	char name[128];
+	int id;
+
+	if (!btf)
+		return -1;
+	snprintf(name, sizeof(name), "btf_trace_%s", tp);
+	id = btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF);
+	if (id < 0)
+		return -1;
+	t = btf__type_by_id(btf, btf__type_by_id(btf, id)->type);
+	if (!t || !btf_is_ptr(t))
+		return -1;
+	proto = btf__type_by_id(btf, t->type);
+	/* The first parameter is the tracepoint's void *data; the real arguments follow. */
+	if (!proto || !btf_is_func_proto(proto) || btf_vlen(proto) < 2)
+		return -1;
+	p = btf_params(proto);
+	t = btf__type_by_id(btf, p[1].type);
+	if (!t || !btf_is_ptr(t))
+		return -1;
+	id = btf__resolve_type(btf, t->type);
+	t = id < 0 ? NULL : btf__type_by_id(btf, id);
+	if (!t || !btf_is_struct(t) || strcmp(btf__name_by_offset(btf, t->name_off), first))
+		return -1;
+	return btf_vlen(proto) - 1;
+}
+
+struct probe {
+	bool btf_ok;           /* every required tracepoint has a BTF signature */
+	bool has_io_start;
+	bool complete_nr_bytes;
+	bool fork_btf;
+};
+
+static void probe_kernel(struct probe *pr, bool need_fork)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	int insert, issue, complete, requeue, merge, start, fork;
+
+	if (libbpf_get_error(btf))
+		btf = NULL;
+	insert = tp_params(btf, "block_rq_insert", "request");
+	issue = tp_params(btf, "block_rq_issue", "request");
+	complete = tp_params(btf, "block_rq_complete", "request");
+	requeue = tp_params(btf, "block_rq_requeue", "request");
+	merge = tp_params(btf, "block_rq_merge", "request");
+	start = tp_params(btf, "block_io_start", "request");
+	fork = tp_params(btf, "sched_process_fork", "task_struct");
+	pr->btf_ok = insert == 1 && issue == 1 && complete >= 2 && requeue == 1 && merge == 1 &&
+		     (!need_fork || fork == 2);
+	pr->has_io_start = start == 1;
+	/* Without BTF, assume the 3-argument complete that every kernel since 4.x has. */
+	pr->complete_nr_bytes = complete < 0 || complete >= 3;
+	pr->fork_btf = fork == 2;
+	btf__free(btf);
+}
+
+static int setup(struct lat_session *s, const struct lat_options *o, const struct probe *pr,
+		 bool btf_mode, char *err, size_t errlen)
+{
+	struct iolat *skel;
+	__u8 one = 1;
+	int err_no;
+
+	/* open: parse the embedded object */
+	skel = iolat__open();
+	if (!skel) {
+		set_err(err, errlen, "cannot open the BPF object: %s", strerror(errno));
+		return -errno;
+	}
+	s->skel = skel;
+
+	/* configure: filters become rodata so the verifier drops the unused branches */
+	skel->rodata->filter_dev = o->ndevs > 0;
+	skel->rodata->filter_tgid = o->filter_tgid;
+	skel->rodata->follow_forks = o->filter_tgid && o->follow_forks;
+	skel->rodata->filter_cgroup = o->cgroup != NULL;
+	skel->rodata->op_mask = o->op_mask ? o->op_mask : (1u << IOLAT_NR_OPS) - 1;
+	skel->rodata->start_at_io_start = pr->has_io_start;
+	skel->rodata->complete_has_nr_bytes = pr->complete_nr_bytes;
+	bpf_map__set_max_entries(skel->maps.inflight,
+				 o->inflight_max ? o->inflight_max : IOLAT_DEFAULT_INFLIGHT);
+
+	/* choose one program set: tp_btf or raw_tp, and skip hooks nobody needs */
+	bpf_program__set_autoload(skel->progs.btf_io_start, btf_mode && pr->has_io_start);
+	bpf_program__set_autoload(skel->progs.btf_rq_insert, btf_mode);
+	bpf_program__set_autoload(skel->progs.btf_rq_issue, btf_mode);
+	bpf_program__set_autoload(skel->progs.btf_rq_complete, btf_mode);
+	bpf_program__set_autoload(skel->progs.btf_rq_requeue, btf_mode);
+	bpf_program__set_autoload(skel->progs.btf_rq_merge, btf_mode);
+	bpf_program__set_autoload(skel->progs.btf_fork, btf_mode && skel->rodata->follow_forks);
+	bpf_program__set_autoload(skel->progs.raw_io_start, !btf_mode && pr->has_io_start);
+	bpf_program__set_autoload(skel->progs.raw_rq_insert, !btf_mode);
+	bpf_program__set_autoload(skel->progs.raw_rq_issue, !btf_mode);
+	bpf_program__set_autoload(skel->progs.raw_rq_complete, !btf_mode);
+	bpf_program__set_autoload(skel->progs.raw_rq_requeue, !btf_mode);
+	bpf_program__set_autoload(skel->progs.raw_rq_merge, !btf_mode);
+	bpf_program__set_autoload(skel->progs.raw_fork, !btf_mode && skel->rodata->follow_forks);
+
+	/* load: verify and create the maps */
+	err_no = iolat__load(skel);
+	if (err_no) {
+		set_err(err, errlen, "cannot load the BPF programs (%s attach): %s",
+			btf_mode ? "tp_btf" : "raw_tp", strerror(-err_no));
+		return err_no;
+	}
+
+	/* fill the filter maps before any event can see them empty */
+	for (unsigned i = 0; i < o->ndevs; i++)
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.devs), &o->devs[i], &one, BPF_ANY)) {
+			set_err(err, errlen, "cannot set the device filter: %s", strerror(errno));
+			return -errno;
+		}
+	for (unsigned i = 0; i < o->ntgids; i++)
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.tgids), &o->tgids[i], &one, BPF_ANY)) {
+			set_err(err, errlen, "cannot set the pid filter: %s", strerror(errno));
+			return -errno;
+		}
+	if (o->cgroup) {
+		__u32 zero = 0;
+
+		s->cgroup_fd = open(o->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (s->cgroup_fd < 0) {
+			set_err(err, errlen, "cannot open cgroup %s: %s", o->cgroup, strerror(errno));
+			return -errno;
+		}
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.cgroup_map), &zero, &s->cgroup_fd,
+					BPF_ANY)) {
+			set_err(err, errlen, "cannot use cgroup %s (it must be a cgroup v2 directory): %s",
+				o->cgroup, strerror(errno));
+			return -errno;
+		}
+	}
+
+	/* attach: from here on requests are counted */
+	err_no = iolat__attach(skel);
+	if (err_no) {
+		set_err(err, errlen, "cannot attach to the block tracepoints (%s): %s",
+			btf_mode ? "tp_btf" : "raw_tp", strerror(-err_no));
+		return err_no;
+	}
+	s->btf_mode = btf_mode;
+	return 0;
+}
+
+static void teardown(struct lat_session *s)
+{
+	iolat__destroy(s->skel);
+	s->skel = NULL;
+	if (s->cgroup_fd >= 0)
+		close(s->cgroup_fd);
+	s->cgroup_fd = -1;
+}
+
+int lat_session_open(struct lat_session **out, const struct lat_options *o, char *err,
+		     size_t errlen)
+{
+	struct lat_session *s;
+	struct probe pr;
+	bool btf_mode;
+	int ret;
+
+	verbose = o->verbose;
+	libbpf_set_print(print_libbpf);
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		set_err(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	s->cgroup_fd = -1;
+	s->ncpus = libbpf_num_possible_cpus();
+	if (s->ncpus <= 0) {
+		set_err(err, errlen, "cannot count possible CPUs");
+		free(s);
+		return -EINVAL;
+	}
+	s->percpu = calloc((size_t)s->ncpus, sizeof(*s->percpu));
+	if (!s->percpu) {
+		free(s);
+		set_err(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+
+	probe_kernel(&pr, o->filter_tgid && o->follow_forks);
+	btf_mode = o->attach == LAT_ATTACH_BTF || (o->attach == LAT_ATTACH_AUTO && pr.btf_ok);
+	if (o->attach == LAT_ATTACH_BTF && !pr.btf_ok) {
+		set_err(err, errlen, "tp_btf attach unavailable: kernel BTF lacks the block "
+			"tracepoint signatures");
+		lat_session_close(s);
+		return -ENOTSUP;
+	}
+	ret = setup(s, o, &pr, btf_mode, err, errlen);
+	if (ret && btf_mode && o->attach == LAT_ATTACH_AUTO) {
+		/* BTF-typed attach failed on this kernel: the raw tracepoints may still work. */
+		if (verbose)
+			fprintf(stderr, "iotier: %s; retrying with raw_tp\n", err);
+		teardown(s);
+		ret = setup(s, o, &pr, false, err, errlen);
+	}
+	if (ret) {
+		lat_session_close(s);
+		return ret;
+	}
+	clock_gettime(CLOCK_REALTIME, &s->last);
+	*out = s;
+	return 0;
+}
+
+int lat_session_track(struct lat_session *s, __u32 tgid)
+{
+	__u8 one = 1;
+
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.tgids), &tgid, &one, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+void lat_session_close(struct lat_session *s)
+{
+	if (!s)
+		return;
+	teardown(s);
+	free(s->percpu);
+	free(s);
+}
+
+static void lat_sum(struct iolat_lat *dst, const struct iolat_lat *src)
+{
+	if (!src->count)
+		return;
+	if (!dst->count || src->min_ns < dst->min_ns)
+		dst->min_ns = src->min_ns;
+	if (src->max_ns > dst->max_ns)
+		dst->max_ns = src->max_ns;
+	dst->count += src->count;
+	dst->sum_ns += src->sum_ns;
+	for (__u32 i = 0; i < HIST_NR_BUCKETS; i++)
+		dst->slots[i] += src->slots[i];
+}
+
+static __u64 stat_sum(struct lat_session *s, __u32 idx)
+{
+	__u64 vals[s->ncpus], sum = 0;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.stats), &idx, vals))
+		return 0;
+	for (int c = 0; c < s->ncpus; c++)
+		sum += vals[c];
+	return sum;
+}
+
+int lat_session_read(struct lat_session *s, struct lat_snapshot *snap, bool final)
+{
+	int hfd = bpf_map__fd(s->skel->maps.hists), ifd = bpf_map__fd(s->skel->maps.inflight);
+	struct iolat_key *keys = NULL, key, *prev = NULL;
+	size_t nkeys = 0, cap = 0;
+	__u64 ikey, *iprev = NULL;
+	__u32 old;
+	int ret = 0;
+
+	snap->nrows = 0;
+	old = __atomic_load_n(&s->skel->bss->epoch, __ATOMIC_RELAXED) & 1;
+	__atomic_store_n(&s->skel->bss->epoch, old ^ 1, __ATOMIC_SEQ_CST);
+	/* A handler that read the old epoch just before the flip finishes within microseconds;
+	 * give it ample time before its histogram is summed and deleted. */
+	if (!final)
+		nanosleep(&(struct timespec){ .tv_nsec = 20 * 1000 * 1000 }, NULL);
+
+	while (bpf_map_get_next_key(hfd, prev, &key) == 0) {
+		if (nkeys == cap) {
+			struct iolat_key *n = realloc(keys, (cap = cap ? 2 * cap : 64) * sizeof(*keys));
+
+			if (!n) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			keys = n;
+		}
+		keys[nkeys++] = key;
+		prev = &keys[nkeys - 1];
+	}
+	for (size_t k = 0; k < nkeys; k++) {
+		struct lat_row *row;
+
+		if (!final && keys[k].epoch != old)
+			continue;
+		if (bpf_map_lookup_elem(hfd, &keys[k], s->percpu))
+			continue;
+		bpf_map_delete_elem(hfd, &keys[k]);
+		row = lat_snapshot_row(snap, keys[k].dev, keys[k].op, keys[k].ioclass,
+				       (int)keys[k].level);
+		if (!row) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		for (int c = 0; c < s->ncpus; c++) {
+			row->count += s->percpu[c].count;
+			row->bytes += s->percpu[c].bytes;
+			lat_sum(&row->q2c, &s->percpu[c].q2c);
+			lat_sum(&row->d2c, &s->percpu[c].d2c);
+		}
+	}
+
+	snap->drops = stat_sum(s, IOLAT_STAT_DROPS);
+	snap->hist_drops = stat_sum(s, IOLAT_STAT_HIST_DROPS);
+	snap->requeues = stat_sum(s, IOLAT_STAT_REQUEUES);
+	snap->merges = stat_sum(s, IOLAT_STAT_MERGES);
+	snap->inflight = 0;
+	while (bpf_map_get_next_key(ifd, iprev, &ikey) == 0) {
+		snap->inflight++;
+		iprev = &ikey;
+	}
+	snap->inflight_max = bpf_map__max_entries(s->skel->maps.inflight);
+	snap->attach = s->btf_mode ? "tp_btf" : "raw_tp";
+	snap->start = s->last;
+	clock_gettime(CLOCK_REALTIME, &snap->end);
+	s->last = snap->end;
+	lat_snapshot_sort(snap);
+out:
+	free(keys);
+	return ret;
+}
+
+void lat_snapshot_init(struct lat_snapshot *snap)
+{
+	memset(snap, 0, sizeof(*snap));
+}
+
+void lat_snapshot_free(struct lat_snapshot *snap)
+{
+	free(snap->rows);
+	memset(snap, 0, sizeof(*snap));
+}
+
+struct lat_row *lat_snapshot_row(struct lat_snapshot *snap, __u32 dev, __u32 op, __u32 ioclass,
+				 int level)
+{
+	struct lat_row *row;
+
+	for (size_t i = 0; i < snap->nrows; i++) {
+		row = &snap->rows[i];
+		if (row->dev == dev && row->op == op && row->ioclass == ioclass && row->level == level)
+			return row;
+	}
+	if (snap->nrows == snap->cap) {
+		size_t cap = snap->cap ? 2 * snap->cap : 16;
+		struct lat_row *n = realloc(snap->rows, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		snap->rows = n;
+		snap->cap = cap;
+	}
+	row = &snap->rows[snap->nrows++];
+	memset(row, 0, sizeof(*row));
+	row->dev = dev;
+	row->op = op;
+	row->ioclass = ioclass;
+	row->level = level;
+	return row;
+}
+
+static int merge_row(struct lat_snapshot *dst, const struct lat_row *src, int level)
+{
+	struct lat_row *row = lat_snapshot_row(dst, src->dev, src->op, src->ioclass, level);
+
+	if (!row)
+		return -ENOMEM;
+	row->count += src->count;
+	row->bytes += src->bytes;
+	lat_sum(&row->q2c, &src->q2c);
+	lat_sum(&row->d2c, &src->d2c);
+	return 0;
+}
+
+int lat_snapshot_merge(struct lat_snapshot *dst, const struct lat_snapshot *src)
+{
+	for (size_t i = 0; i < src->nrows; i++)
+		if (merge_row(dst, &src->rows[i], src->rows[i].level))
+			return -ENOMEM;
+	if (!dst->nrows || dst->start.tv_sec == 0)
+		dst->start = src->start;
+	dst->end = src->end;
+	dst->drops = src->drops;
+	dst->hist_drops = src->hist_drops;
+	dst->requeues = src->requeues;
+	dst->merges = src->merges;
+	dst->inflight = src->inflight;
+	dst->inflight_max = src->inflight_max;
+	dst->attach = src->attach;
+	lat_snapshot_sort(dst);
+	return 0;
+}
+
+int lat_snapshot_by_class(struct lat_snapshot *snap)
+{
+	struct lat_snapshot out = *snap;
+
+	out.rows = NULL;
+	out.nrows = out.cap = 0;
+	for (size_t i = 0; i < snap->nrows; i++)
+		if (merge_row(&out, &snap->rows[i], -1)) {
+			free(out.rows);
+			return -ENOMEM;
+		}
+	free(snap->rows);
+	*snap = out;
+	lat_snapshot_sort(snap);
+	return 0;
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct lat_row *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->op != y->op)
+		return x->op < y->op ? -1 : 1;
+	if (x->ioclass != y->ioclass)
+		return x->ioclass < y->ioclass ? -1 : 1;
+	return (x->level > y->level) - (x->level < y->level);
+}
+
+void lat_snapshot_sort(struct lat_snapshot *snap)
+{
+	if (snap->nrows > 1)
+		qsort(snap->rows, snap->nrows, sizeof(*snap->rows), row_cmp);
+}
+
+__u64 lat_percentile(const struct iolat_lat *l, double p)
+{
+	double want = p / 100.0 * (double)l->count;
+	__u64 rank = (__u64)want, cum = 0;
+
+	if (!l->count)
+		return 0;
+	if ((double)rank < want)
+		rank++;
+	if (rank < 1)
+		rank = 1;
+	if (rank > l->count)
+		rank = l->count;
+	for (__u32 i = 0; i < HIST_NR_BUCKETS; i++) {
+		__u64 mid;
+
+		cum += l->slots[i];
+		if (cum < rank)
+			continue;
+		if (i == HIST_OVERFLOW)
+			return l->max_ns;
+		mid = hist_bucket_low(i) + (hist_bucket_high(i) - hist_bucket_low(i)) / 2;
+		if (mid < l->min_ns)
+			mid = l->min_ns;
+		if (mid > l->max_ns)
+			mid = l->max_ns;
+		return mid;
+	}
+	return l->max_ns;
+}
+
+static const char *const op_names[IOLAT_NR_OPS] = { "read", "write", "flush", "discard", "other" };
+static const char *const class_names[IOLAT_NR_CLASSES] = { "none", "rt", "be", "idle" };
+
+const char *lat_op_name(__u32 op)
+{
+	return op < IOLAT_NR_OPS ? op_names[op] : "other";
+}
+
+const char *lat_class_name(__u32 ioclass)
+{
+	return ioclass < IOLAT_NR_CLASSES ? class_names[ioclass] : "none";
+}
+
+int lat_parse_ops(const char *list, __u32 *mask, char *bad, size_t badlen)
+{
+	const char *p = list;
+
+	*mask = 0;
+	while (1) {
+		size_t n = strcspn(p, ",");
+		unsigned op;
+
+		for (op = 0; op < IOLAT_NR_OPS; op++)
+			if (n == strlen(op_names[op]) && !strncmp(p, op_names[op], n))
+				break;
+		if (op == IOLAT_NR_OPS) {
+			snprintf(bad, badlen, "%.*s", (int)n, p);
+			return -1;
+		}
+		*mask |= 1u << op;
+		if (!p[n])
+			return 0;
+		p += n + 1;
+	}
+}
+
+int lat_resolve_dev(const char *name, __u32 *dev)
+{
+	char path[PATH_MAX];
+	unsigned maj, min;
+	struct stat st;
+	char extra;
+
+	if (sscanf(name, "%u:%u%c", &maj, &min, &extra) == 2) {
+		*dev = (maj << 20) | min;
+		return 0;
+	}
+	if (strchr(name, '/'))
+		snprintf(path, sizeof(path), "%s", name);
+	else
+		snprintf(path, sizeof(path), "/dev/%s", name);
+	if (stat(path, &st) != 0)
+		return -errno;
+	if (!S_ISBLK(st.st_mode))
+		return -ENOTBLK;
+	*dev = (major(st.st_rdev) << 20) | minor(st.st_rdev);
+	return 0;
+}
+
+void lat_dev_name(__u32 dev, char *buf, size_t len)
+{
+	char path[64], target[PATH_MAX];
+	ssize_t n;
+	char *base;
+
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", dev >> 20, dev & 0xfffff);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n > 0) {
+		target[n] = '\0';
+		base = strrchr(target, '/');
+		snprintf(buf, len, "%s", base ? base + 1 : target);
+		return;
+	}
+	snprintf(buf, len, "%u:%u", dev >> 20, dev & 0xfffff);
+}
