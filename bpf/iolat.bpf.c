@@ -4,16 +4,18 @@
  * completion (Q2C) and from issue to completion (D2C) and counts it, with its bytes, in a
  * log-linear histogram keyed by device, operation, I/O priority class and level.
  *
- * A request is attributed to its submitter when it is created: block_io_start fires in
- * blk_mq_bio_to_request(), inside blk_mq_submit_bio(), where `current` is the task that
- * submitted the bio under every scheduler. Insert and issue are not reliable for that: with
- * a plug or a busy queue they run from kblockd, and completion runs in interrupt context
- * (bcc issue #2941). Kernels without block_io_start (before 6.5) attribute at the first
- * insert or issue instead. The priority is read at the same moment, because by completion
- * the bio may be gone.
+ * When a filter on the submitter is set (tgids, cgroup), a request is attributed when it is
+ * created: block_io_start fires in blk_mq_bio_to_request(), inside blk_mq_submit_bio(),
+ * where `current` is the task that submitted the bio under every scheduler. Insert and
+ * issue are not reliable for that: with a plug flushed from kblockd or a busy queue they run
+ * in a worker, and completion runs in interrupt context (bcc issue #2941). Kernels without
+ * block_io_start (before 6.5) attribute at the first insert or issue instead. Without such a
+ * filter, block_io_start is not attached at all and a request is tracked from its first
+ * insert or issue, which saves a hook and a map update per request. The priority is read
+ * when tracking starts, because by completion the bio may be gone.
  *
  * Every handler exists twice, as tp_btf and raw_tp; user space loads the set that the
- * kernel's BTF supports. Helpers use BPF_CORE_READ throughout so both sets share one body.
+ * kernel's BTF supports. Both share one body, specialised at compile time (see rq_dev()).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
@@ -23,25 +25,21 @@
 #include "iolat.h"
 
 /* Filters and probed features, set by user space between open and load. */
-const volatile bool filter_dev = false;
+const volatile __u32 ndevs = 0;                 /* 0: every device */
+const volatile __u32 dev_list[IOLAT_MAX_DEVS] = {};
 const volatile bool filter_tgid = false;
 const volatile bool follow_forks = false;
 const volatile bool filter_cgroup = false;
 const volatile __u32 op_mask = (1u << IOLAT_NR_OPS) - 1;
-/* block_io_start exists: attribute there and nowhere else. */
+/* block_io_start is attached: track (and attribute) there and nowhere else. */
 const volatile bool start_at_io_start = true;
 /* block_rq_complete carries nr_bytes (it has since 4.x; probed anyway). */
 const volatile bool complete_has_nr_bytes = true;
 
 /* Flipped by user space to read one interval's histograms while the next fills. */
 volatile __u32 epoch;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, IOLAT_MAX_DEVS);
-	__type(key, __u32);
-	__type(value, __u8);
-} devs SEC(".maps");
+/* Set once a request was dropped at insert: only then must issue consult `dropped`. */
+volatile __u32 insert_drops_seen;
 
 /* Tracked process ids; user space fills it, the fork hook adds children. */
 struct {
@@ -66,6 +64,15 @@ struct {
 	__type(key, __u64);
 	__type(value, struct iolat_inflight);
 } inflight SEC(".maps");
+
+/* Requests dropped at insert (map full), so that their issue neither tracks them with a
+ * wrong queue time nor counts them as dropped a second time. LRU: it can never be full. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, __u8);
+} dropped SEC(".maps");
 
 /* Histograms are large (7 KiB per CPU), so they are allocated on first use, not upfront. */
 struct {
@@ -110,42 +117,52 @@ static __always_inline void stat_inc(__u32 idx)
 		*v += 1;
 }
 
-static __always_inline __u32 rq_dev(struct request *rq)
+/*
+ * Every reader takes @btf, a compile-time constant: with tp_btf the request pointer is
+ * BTF-typed and fields are plain loads (a few ns); with raw_tp it is a bare scalar and each
+ * field costs a bpf_probe_read_kernel() call. The dead branch is compiled away.
+ */
+static __always_inline __u32 rq_dev(struct request *rq, const bool btf)
 {
 	struct gendisk *disk;
 
 	if (bpf_core_field_exists(struct request___has_rq_disk, rq_disk))
-		disk = BPF_CORE_READ((struct request___has_rq_disk *)rq, rq_disk);
+		disk = btf ? ((struct request___has_rq_disk *)rq)->rq_disk :
+			     BPF_CORE_READ((struct request___has_rq_disk *)rq, rq_disk);
 	else
-		disk = BPF_CORE_READ(rq, q, disk);
+		disk = btf ? rq->q->disk : BPF_CORE_READ(rq, q, disk);
 	if (!disk)
 		return 0;
+	if (btf)
+		return ((__u32)disk->major << 20) | (__u32)disk->first_minor;
 	return ((__u32)BPF_CORE_READ(disk, major) << 20) | (__u32)BPF_CORE_READ(disk, first_minor);
 }
 
-static __always_inline __u16 rq_ioprio(struct request *rq)
+static __always_inline __u16 rq_ioprio(struct request *rq, const bool btf)
 {
 	struct bio *bio;
 
 	if (bpf_core_field_exists(struct request___has_ioprio, ioprio))
-		return BPF_CORE_READ((struct request___has_ioprio *)rq, ioprio);
-	bio = BPF_CORE_READ(rq, bio);
+		return btf ? ((struct request___has_ioprio *)rq)->ioprio :
+			     BPF_CORE_READ((struct request___has_ioprio *)rq, ioprio);
+	bio = btf ? rq->bio : BPF_CORE_READ(rq, bio);
 	if (!bio)
 		return 0; /* no bio, no priority: class none */
-	return BPF_CORE_READ(bio, bi_ioprio);
+	return btf ? bio->bi_ioprio : BPF_CORE_READ(bio, bi_ioprio);
 }
 
-static __always_inline __u8 rq_op(struct request *rq)
+static __always_inline __u8 rq_op(struct request *rq, const bool btf)
 {
-	__u32 flags = BPF_CORE_READ(rq, cmd_flags);
+	__u32 flags = btf ? rq->cmd_flags : BPF_CORE_READ(rq, cmd_flags);
 	__u32 op = flags & ((1u << REQ_OP_BITS) - 1);
 
 	if (op == bpf_core_enum_value(enum req_op, REQ_OP_READ))
 		return IOLAT_OP_READ;
 	if (op == bpf_core_enum_value(enum req_op, REQ_OP_WRITE)) {
+		__u32 len = btf ? rq->__data_len : BPF_CORE_READ(rq, __data_len);
+
 		/* fsync's cache flush arrives as an empty write with PREFLUSH set. */
-		if (!BPF_CORE_READ(rq, __data_len) &&
-		    (flags & (1u << bpf_core_enum_value(enum req_flag_bits, __REQ_PREFLUSH))))
+		if (!len && (flags & (1u << bpf_core_enum_value(enum req_flag_bits, __REQ_PREFLUSH))))
 			return IOLAT_OP_FLUSH;
 		return IOLAT_OP_WRITE;
 	}
@@ -156,64 +173,93 @@ static __always_inline __u8 rq_op(struct request *rq)
 	return IOLAT_OP_OTHER;
 }
 
-/* Create the in-flight entry of @rq, if it passes the filters. Runs where current is the
- * submitter (or, on old kernels, as close to it as the tracepoints allow). */
-static __always_inline struct iolat_inflight *track(struct request *rq, __u64 now)
+static __always_inline bool dev_wanted(__u32 dev)
+{
+	/* A short list of constants: cheaper than any map lookup on the hot path. */
+	for (__u32 i = 0; i < IOLAT_MAX_DEVS; i++) {
+		if (i >= ndevs)
+			return false;
+		if (dev_list[i] == dev)
+			return true;
+	}
+	return false;
+}
+
+/* Create the in-flight entry of @rq, if it passes the filters: 0, -1 when filtered out, -2
+ * when the map is full (counted as a drop). Runs where current is the submitter, or where
+ * the request is first inserted or issued. */
+static __always_inline int track(struct request *rq, __u64 now, const bool btf)
 {
 	struct iolat_inflight v = {};
 	__u64 key = (__u64)rq;
 	__u64 id;
 	__u32 tgid;
 
-	v.dev = rq_dev(rq);
-	if (filter_dev && !bpf_map_lookup_elem(&devs, &v.dev))
-		return NULL;
-	v.op = rq_op(rq);
+	v.dev = rq_dev(rq, btf);
+	if (ndevs && !dev_wanted(v.dev))
+		return -1;
+	v.op = rq_op(rq, btf);
 	if (!(op_mask & (1u << v.op)))
-		return NULL;
+		return -1;
 	id = bpf_get_current_pid_tgid();
 	tgid = id >> 32;
 	if (filter_tgid && !bpf_map_lookup_elem(&tgids, &tgid))
-		return NULL;
+		return -1;
 	if (filter_cgroup && bpf_current_task_under_cgroup(&cgroup_map, 0) != 1)
-		return NULL;
+		return -1;
 	v.tgid = tgid;
 	v.tid = (__u32)id;
-	v.ioprio = rq_ioprio(rq);
+	v.ioprio = rq_ioprio(rq, btf);
 	v.start_ns = now;
 	if (bpf_map_update_elem(&inflight, &key, &v, BPF_ANY)) {
 		stat_inc(IOLAT_STAT_DROPS);
-		return NULL;
+		return -2;
 	}
-	return bpf_map_lookup_elem(&inflight, &key);
-}
-
-static __always_inline int on_start(struct request *rq)
-{
-	track(rq, bpf_ktime_get_ns());
 	return 0;
 }
 
-static __always_inline int on_insert(struct request *rq)
+static __always_inline int on_start(struct request *rq, const bool btf)
+{
+	track(rq, bpf_ktime_get_ns(), btf);
+	return 0;
+}
+
+static __always_inline int on_insert(struct request *rq, const bool btf)
 {
 	__u64 key = (__u64)rq, now = bpf_ktime_get_ns();
 	struct iolat_inflight *v = bpf_map_lookup_elem(&inflight, &key);
 
-	if (!v && !start_at_io_start)
-		v = track(rq, now);
+	if (!v && !start_at_io_start) {
+		int ret = track(rq, now, btf);
+		__u8 one = 1;
+
+		if (ret == -2) {
+			bpf_map_update_elem(&dropped, &key, &one, BPF_ANY);
+			insert_drops_seen = 1;
+		}
+		if (ret)
+			return 0;
+		v = bpf_map_lookup_elem(&inflight, &key);
+	}
 	/* A requeued request is inserted again: its queue time runs from the first insert. */
 	if (v && !v->insert_ns)
 		v->insert_ns = now;
 	return 0;
 }
 
-static __always_inline int on_issue(struct request *rq)
+static __always_inline int on_issue(struct request *rq, const bool btf)
 {
 	__u64 key = (__u64)rq, now = bpf_ktime_get_ns();
 	struct iolat_inflight *v = bpf_map_lookup_elem(&inflight, &key);
 
-	if (!v && !start_at_io_start)
-		v = track(rq, now);
+	if (!v && !start_at_io_start) {
+		/* Dropped at insert already: counted once, not tracked from here. */
+		if (insert_drops_seen && !bpf_map_delete_elem(&dropped, &key))
+			return 0;
+		if (track(rq, now, btf))
+			return 0;
+		v = bpf_map_lookup_elem(&inflight, &key);
+	}
 	if (v)
 		v->issue_ns = now;
 	return 0;
@@ -237,7 +283,7 @@ static __always_inline void lat_add(struct iolat_lat *l, __u64 ns)
 		l->max_ns = ns;
 }
 
-static __always_inline int on_complete(struct request *rq, unsigned int nr_bytes)
+static __always_inline int on_complete(struct request *rq, unsigned int nr_bytes, const bool btf)
 {
 	__u64 key = (__u64)rq, now = bpf_ktime_get_ns(), qstart;
 	struct iolat_inflight *v = bpf_map_lookup_elem(&inflight, &key);
@@ -247,7 +293,7 @@ static __always_inline int on_complete(struct request *rq, unsigned int nr_bytes
 
 	if (!v)
 		return 0;
-	left = BPF_CORE_READ(rq, __data_len);
+	left = btf ? rq->__data_len : BPF_CORE_READ(rq, __data_len);
 	if (!complete_has_nr_bytes)
 		nr_bytes = left;
 	/* A partial completion: the request stays in flight for the rest of its bytes. */
@@ -278,7 +324,6 @@ static __always_inline int on_complete(struct request *rq, unsigned int nr_bytes
 		lat_add(&h->q2c, now - qstart);
 	if (v->issue_ns && now >= v->issue_ns)
 		lat_add(&h->d2c, now - v->issue_ns);
-	stat_inc(IOLAT_STAT_COMPLETED);
 out:
 	bpf_map_delete_elem(&inflight, &key);
 	return 0;
@@ -305,6 +350,8 @@ static __always_inline int on_merge(struct request *rq)
 	 * complete as part of the survivor, so only forget it. */
 	if (!bpf_map_delete_elem(&inflight, &key))
 		stat_inc(IOLAT_STAT_MERGES);
+	else if (insert_drops_seen)
+		bpf_map_delete_elem(&dropped, &key);
 	return 0;
 }
 
@@ -324,15 +371,15 @@ static __always_inline int on_fork(struct task_struct *parent, struct task_struc
 
 /* BTF-typed attach (tp_btf). */
 SEC("tp_btf/block_io_start")
-int BPF_PROG(btf_io_start, struct request *rq) { return on_start(rq); }
+int BPF_PROG(btf_io_start, struct request *rq) { return on_start(rq, true); }
 SEC("tp_btf/block_rq_insert")
-int BPF_PROG(btf_rq_insert, struct request *rq) { return on_insert(rq); }
+int BPF_PROG(btf_rq_insert, struct request *rq) { return on_insert(rq, true); }
 SEC("tp_btf/block_rq_issue")
-int BPF_PROG(btf_rq_issue, struct request *rq) { return on_issue(rq); }
+int BPF_PROG(btf_rq_issue, struct request *rq) { return on_issue(rq, true); }
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(btf_rq_complete, struct request *rq, int error, unsigned int nr_bytes)
 {
-	return on_complete(rq, complete_has_nr_bytes ? nr_bytes : 0);
+	return on_complete(rq, complete_has_nr_bytes ? nr_bytes : 0, true);
 }
 SEC("tp_btf/block_rq_requeue")
 int BPF_PROG(btf_rq_requeue, struct request *rq) { return on_requeue(rq); }
@@ -346,15 +393,15 @@ int BPF_PROG(btf_fork, struct task_struct *parent, struct task_struct *child)
 
 /* Raw tracepoints: the same handlers where BTF-typed attach is unavailable. */
 SEC("raw_tp/block_io_start")
-int BPF_PROG(raw_io_start, struct request *rq) { return on_start(rq); }
+int BPF_PROG(raw_io_start, struct request *rq) { return on_start(rq, false); }
 SEC("raw_tp/block_rq_insert")
-int BPF_PROG(raw_rq_insert, struct request *rq) { return on_insert(rq); }
+int BPF_PROG(raw_rq_insert, struct request *rq) { return on_insert(rq, false); }
 SEC("raw_tp/block_rq_issue")
-int BPF_PROG(raw_rq_issue, struct request *rq) { return on_issue(rq); }
+int BPF_PROG(raw_rq_issue, struct request *rq) { return on_issue(rq, false); }
 SEC("raw_tp/block_rq_complete")
 int BPF_PROG(raw_rq_complete, struct request *rq, int error, unsigned int nr_bytes)
 {
-	return on_complete(rq, complete_has_nr_bytes ? nr_bytes : 0);
+	return on_complete(rq, complete_has_nr_bytes ? nr_bytes : 0, false);
 }
 SEC("raw_tp/block_rq_requeue")
 int BPF_PROG(raw_rq_requeue, struct request *rq) { return on_requeue(rq); }

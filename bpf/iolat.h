@@ -32,8 +32,7 @@
 #define IOLAT_STAT_HIST_DROPS 1   /* completion lost: histogram map full */
 #define IOLAT_STAT_REQUEUES 2
 #define IOLAT_STAT_MERGES 3       /* tracked requests merged into another and freed */
-#define IOLAT_STAT_COMPLETED 4
-#define IOLAT_NR_STATS 5
+#define IOLAT_NR_STATS 4
 
 struct iolat_key {
 	__u32 dev;      /* kernel dev_t: major << 20 | minor */

@@ -9,12 +9,16 @@
  *                         drained to zero with no drops once the load stops.
  *   pid                   --pid counts only the named process while another process reads
  *                         the same device.
- *   drops                 a 2-entry in-flight map under concurrent reads: every request is
- *                         either counted or reported as a drop, and all I/O completes.
+ *   drops SCHED [pid]     a 2-entry in-flight map under concurrent reads: every request is
+ *                         either counted or reported as a drop, exactly once, and all I/O
+ *                         completes; with pid, tracking starts at submit (block_io_start).
  *   prom                  the Prometheus output passes `promtool check metrics` and its
  *                         +Inf buckets equal the request counts.
  *   schema SCHEMA         the JSON output validates against the documented JSON Schema.
  *   usage                 bad options exit 2 with one line naming the bad token.
+ *   nocap                 without CAP_BPF/CAP_PERFMON, one line naming them and exit 1.
+ *   interval              --interval with --count prints exactly N reports and exits by
+ *                         itself; --duration stops by itself; SIGTERM prints the final report.
  * Exits 0 pass, 1 fail, 77 skip (no root, no BTF, no loop devices; a failure under
  * IOTIER_TEST_STRICT=1).
  */
@@ -29,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -405,11 +410,13 @@ static void *spin_reads(void *arg)
 	return load_thread(arg);
 }
 
-static int mode_drops(void)
+static int mode_drops(bool by_pid)
 {
 	enum { THREADS = 6, EACH = 40 };
 	struct load loads[THREADS];
-	const char *extra[] = { "--format", "json", "--inflight-max", "2", NULL };
+	char self[16];
+	const char *extra[] = { "--format", "json", "--inflight-max", "2", by_pid ? "--pid" : NULL,
+				self, NULL };
 	pthread_t th[THREADS];
 	long long counted = 0;
 	struct tracer t;
@@ -418,6 +425,7 @@ static int mode_drops(void)
 	size_t i;
 	int st, failed = 0;
 
+	snprintf(self, sizeof(self), "%d", getpid());
 	if (tracer_start(&t, extra) < 0)
 		FAIL("iotier lat did not start");
 	for (int k = 0; k < THREADS; k++) {
@@ -603,6 +611,105 @@ static int mode_usage(void)
 	return T_EXIT_PASS;
 }
 
+/* Run iotier lat with @args to completion; its stdout in @out, its exit status returned. */
+static int run_to_end(const char *const *args, char **out, int sig_after_banner)
+{
+	struct tracer t;
+
+	if (tracer_start(&t, args) < 0)
+		return -1;
+	if (!sig_after_banner) {
+		size_t len = 0, cap = 1 << 16;
+		char *buf = malloc(cap);
+		int status;
+		ssize_t r;
+
+		while (buf && (r = read(t.out, buf + len, cap - len - 1)) > 0) {
+			len += (size_t)r;
+			if (cap - len < 4096)
+				buf = realloc(buf, cap *= 2);
+		}
+		if (buf)
+			buf[len] = '\0';
+		close(t.out);
+		close(t.err);
+		waitpid(t.pid, &status, 0);
+		*out = buf;
+		return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	}
+	/* tracer_stop() sends SIGINT; send SIGTERM first to check that it reports too. */
+	kill(t.pid, sig_after_banner);
+	return tracer_stop(&t, out);
+}
+
+static int count_lines(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+static int mode_interval(void)
+{
+	const char *a1[] = { "--format", "json", "--interval", "0.2", "--count", "3", NULL };
+	const char *a2[] = { "--format", "json", "--duration", "0.3", NULL };
+	const char *a3[] = { "--format", "json", NULL };
+	char *out = NULL;
+	int st;
+
+	st = run_to_end(a1, &out, 0);
+	if (st != 0 || !out || count_lines(out) != 3)
+		FAIL("--interval 0.2 --count 3: exit %d, %d reports, expected 0 and 3", st,
+		     out ? count_lines(out) : -1);
+	free(out);
+	st = run_to_end(a2, &out, 0);
+	if (st != 0 || !out || count_lines(out) != 1)
+		FAIL("--duration 0.3: exit %d, %d reports, expected 0 and 1", st,
+		     out ? count_lines(out) : -1);
+	free(out);
+	st = run_to_end(a3, &out, SIGTERM);
+	if (st != 0 || !out || count_lines(out) != 1 || !strstr(out, "\"schema\":\"iotier.lat/1\""))
+		FAIL("SIGTERM: exit %d, output '%s', expected 0 and one report", st, out ? out : "");
+	free(out);
+	return T_EXIT_PASS;
+}
+
+static int mode_nocap(void)
+{
+	const char *argv[] = { iotier, "lat", "--duration", "1", NULL };
+	int p[2], status;
+	char buf[1024] = "";
+	size_t len = 0;
+	ssize_t r;
+	pid_t pid;
+
+	if (pipe(p))
+		FAIL("pipe");
+	pid = fork();
+	if (pid == 0) {
+		dup2(p[1], 2);
+		/* nobody: no capabilities at all, and none regained across exec */
+		if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534))
+			_exit(126);
+		execv(iotier, (char *const *)argv);
+		_exit(127);
+	}
+	close(p[1]);
+	while (len < sizeof(buf) - 1 && (r = read(p[0], buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)r;
+	buf[len] = '\0';
+	close(p[0]);
+	waitpid(pid, &status, 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 1)
+		FAIL("without capabilities: exit %d, expected 1: %s", WEXITSTATUS(status), buf);
+	if (!strstr(buf, "CAP_BPF") || !strstr(buf, "CAP_PERFMON") || count_lines(buf) != 1)
+		FAIL("expected one line naming CAP_BPF and CAP_PERFMON, got: %s", buf);
+	return T_EXIT_PASS;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode;
@@ -618,10 +725,12 @@ int main(int argc, char **argv)
 		return mode_usage();
 	if (geteuid() != 0)
 		return test_skip("needs root for BPF and loop devices");
+	if (!strcmp(mode, "nocap"))
+		return mode_nocap();
 	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
 		return test_skip("no kernel BTF");
-	ret = loopdev_create(&dev, NULL, DEV_BYTES,
-			     !strcmp(mode, "exact") && argc > 3 ? argv[3] : "mq-deadline", 0);
+	ret = loopdev_create(&dev, NULL, DEV_BYTES, (!strcmp(mode, "exact") ||
+			     !strcmp(mode, "drops")) && argc > 3 ? argv[3] : "mq-deadline", 0);
 	if (ret == -EPERM || ret == -ENOENT || ret == -ENXIO || ret == -EACCES)
 		return test_skip("cannot create a loop device");
 	if (ret < 0) {
@@ -636,9 +745,11 @@ int main(int argc, char **argv)
 	else if (!strcmp(mode, "pid"))
 		ret = mode_pid();
 	else if (!strcmp(mode, "drops"))
-		ret = mode_drops();
+		ret = mode_drops(argc > 4 && !strcmp(argv[4], "pid"));
 	else if (!strcmp(mode, "prom"))
 		ret = mode_prom();
+	else if (!strcmp(mode, "interval"))
+		ret = mode_interval();
 	else if (!strcmp(mode, "schema") && argc > 3)
 		ret = mode_schema(argv[3]);
 	else {

@@ -162,6 +162,7 @@ static int setup(struct lat_session *s, const struct lat_options *o, const struc
 		 bool btf_mode, char *err, size_t errlen)
 {
 	struct iolat *skel;
+	bool attribute;
 	__u8 one = 1;
 	int err_no;
 
@@ -174,25 +175,31 @@ static int setup(struct lat_session *s, const struct lat_options *o, const struc
 	s->skel = skel;
 
 	/* configure: filters become rodata so the verifier drops the unused branches */
-	skel->rodata->filter_dev = o->ndevs > 0;
+	skel->rodata->ndevs = o->ndevs;
+	for (unsigned i = 0; i < o->ndevs; i++)
+		skel->rodata->dev_list[i] = o->devs[i];
 	skel->rodata->filter_tgid = o->filter_tgid;
 	skel->rodata->follow_forks = o->filter_tgid && o->follow_forks;
 	skel->rodata->filter_cgroup = o->cgroup != NULL;
 	skel->rodata->op_mask = o->op_mask ? o->op_mask : (1u << IOLAT_NR_OPS) - 1;
-	skel->rodata->start_at_io_start = pr->has_io_start;
+	/* Attribution costs a third hook and a map update per request; only a filter on the
+	 * submitter needs it. Without one, the request is tracked from its first insert or
+	 * issue, which is where its queue time starts anyway. */
+	attribute = pr->has_io_start && (o->filter_tgid || o->cgroup);
+	skel->rodata->start_at_io_start = attribute;
 	skel->rodata->complete_has_nr_bytes = pr->complete_nr_bytes;
 	bpf_map__set_max_entries(skel->maps.inflight,
 				 o->inflight_max ? o->inflight_max : IOLAT_DEFAULT_INFLIGHT);
 
 	/* choose one program set: tp_btf or raw_tp, and skip hooks nobody needs */
-	bpf_program__set_autoload(skel->progs.btf_io_start, btf_mode && pr->has_io_start);
+	bpf_program__set_autoload(skel->progs.btf_io_start, btf_mode && attribute);
 	bpf_program__set_autoload(skel->progs.btf_rq_insert, btf_mode);
 	bpf_program__set_autoload(skel->progs.btf_rq_issue, btf_mode);
 	bpf_program__set_autoload(skel->progs.btf_rq_complete, btf_mode);
 	bpf_program__set_autoload(skel->progs.btf_rq_requeue, btf_mode);
 	bpf_program__set_autoload(skel->progs.btf_rq_merge, btf_mode);
 	bpf_program__set_autoload(skel->progs.btf_fork, btf_mode && skel->rodata->follow_forks);
-	bpf_program__set_autoload(skel->progs.raw_io_start, !btf_mode && pr->has_io_start);
+	bpf_program__set_autoload(skel->progs.raw_io_start, !btf_mode && attribute);
 	bpf_program__set_autoload(skel->progs.raw_rq_insert, !btf_mode);
 	bpf_program__set_autoload(skel->progs.raw_rq_issue, !btf_mode);
 	bpf_program__set_autoload(skel->progs.raw_rq_complete, !btf_mode);
@@ -209,11 +216,6 @@ static int setup(struct lat_session *s, const struct lat_options *o, const struc
 	}
 
 	/* fill the filter maps before any event can see them empty */
-	for (unsigned i = 0; i < o->ndevs; i++)
-		if (bpf_map_update_elem(bpf_map__fd(skel->maps.devs), &o->devs[i], &one, BPF_ANY)) {
-			set_err(err, errlen, "cannot set the device filter: %s", strerror(errno));
-			return -errno;
-		}
 	for (unsigned i = 0; i < o->ntgids; i++)
 		if (bpf_map_update_elem(bpf_map__fd(skel->maps.tgids), &o->tgids[i], &one, BPF_ANY)) {
 			set_err(err, errlen, "cannot set the pid filter: %s", strerror(errno));
