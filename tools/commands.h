@@ -18,8 +18,9 @@ struct command {
 
 extern const struct command command_run;
 extern const struct command command_threads;
-/* Built only with BPF support (meson -Dbpf): iolat tracer. */
+/* Built only with BPF support (meson -Dbpf): the iolat and iotrack tracers. */
 extern const struct command command_lat;
+extern const struct command command_check;
 
 /* Print "iotier NAME: message" on stderr; returns EXIT_USAGE for `return usage_error(...)`. */
 int usage_error(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -15,6 +15,7 @@ static const struct command *const commands[] = {
 	&command_threads,
 #ifdef IOTIER_HAVE_BPF
 	&command_lat,
+	&command_check,
 #endif
 };
 

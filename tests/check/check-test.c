@@ -1,0 +1,526 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Description: integration tests of `iotier check` on real I/O, on an ext4 filesystem on
+ * a throwaway loop device (mq-deadline), with tests/check/check-workload running under the
+ * shim: its "bg-writer" thread is low by rule ('bg-*') and its "fg-reader" high ('fg-*').
+ * Each mode is one meson test:
+ *   direct    O_DIRECT low writes arrive at idle, with exact bytes and no leak; the high
+ *             reads are counted exactly. Every kind of expectation (percentile, class, leak,
+ *             bytes, count, baseline) is seen holding (exit 0) and then failing (exit 1,
+ *             each one printed as FAIL). A cmdline: rule alone classifies both threads.
+ *             A failing CMD is reported apart, with exit 1.
+ *   buffered  with vm.dirty_background_bytes and vm.dirty_bytes lowered for the test (and
+ *             restored after, on failure too), buffered low writes reach the disk through
+ *             the flusher at be: the report shows them as the low tier's leak, cause
+ *             writeback, attributed to bg-writer; 'low.leak.bytes == 0' fails.
+ *   usage     malformed expressions exit 2 naming column and token, and CMD is not run.
+ * The filesystem is mounted in a private mount namespace, so it disappears with the test
+ * even if the test is killed; the loop device auto-clears and its file is already unlinked.
+ * Exits 0 pass, 1 fail, 77 skip (no root, no BPF, no loop devices, no mkfs.ext4; a failure
+ * under IOTIER_TEST_STRICT=1).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "loopdev.h"
+#include "test_env.h"
+
+#define DEV_BYTES (256ull << 20)
+#define WRITE_BYTES (16ull << 20)       /* 256 writes of 64 KiB */
+#define BUFFERED_BYTES (32ull << 20)
+#define READS 256                       /* 4 KiB each, 64 KiB apart */
+
+#define FAIL(...) do { fprintf(stderr, "FAIL: " __VA_ARGS__); fputc('\n', stderr); \
+	return T_EXIT_FAIL; } while (0)
+
+static const char *iotier, *workload;
+static struct loopdev dev = { .index = -1 };
+static char mnt[64];
+static bool mounted;
+static char out[1 << 18];
+/* The tier rules of run_check(); by thread name unless a test says otherwise. */
+static const char *low_rule = "bg-*", *high_rule = "fg-*";
+
+/* ---- vm.dirty_* lowered for the buffered test, restored on every exit ---- */
+
+static const char *const dirty_keys[] = {
+	"dirty_background_bytes", "dirty_bytes", "dirty_background_ratio", "dirty_ratio",
+};
+static char dirty_saved[4][32];
+static bool dirty_changed;
+
+static int sysctl_rw(const char *key, char *value, size_t len, bool write_it)
+{
+	char path[96];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/sys/vm/%s", key);
+	fd = open(path, (write_it ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write_it ? write(fd, value, strlen(value)) : read(fd, value, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	if (!write_it) {
+		value[n] = '\0';
+		value[strcspn(value, "\n")] = '\0';
+	}
+	return 0;
+}
+
+static void dirty_restore(void)
+{
+	if (!dirty_changed)
+		return;
+	/* Writing a *_bytes value zeroes its *_ratio twin and back: restore the one in use. */
+	for (int i = 0; i < 2; i++) {
+		bool bytes_in_use = strcmp(dirty_saved[i], "0") != 0;
+
+		sysctl_rw(dirty_keys[bytes_in_use ? i : i + 2], dirty_saved[bytes_in_use ? i : i + 2],
+			  0, true);
+	}
+	dirty_changed = false;
+}
+
+static int dirty_lower(void)
+{
+	char v1[] = "1048576", v2[] = "4194304";
+
+	for (int i = 0; i < 4; i++)
+		if (sysctl_rw(dirty_keys[i], dirty_saved[i], sizeof(dirty_saved[i]), false) < 0)
+			return -1;
+	dirty_changed = true;
+	if (sysctl_rw("dirty_background_bytes", v1, 0, true) < 0 ||
+	    sysctl_rw("dirty_bytes", v2, 0, true) < 0)
+		return -1;
+	return 0;
+}
+
+static void cleanup(void)
+{
+	dirty_restore();
+	if (mounted) {
+		umount2(mnt, MNT_DETACH);
+		mounted = false;
+	}
+	if (mnt[0])
+		rmdir(mnt);
+	mnt[0] = '\0';
+	loopdev_destroy(&dev);
+}
+
+static void on_signal(int sig)
+{
+	dirty_restore();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* ---- running programs ---- */
+
+/* Run @argv with stdout and stderr into `out`; returns its exit status, or -1. */
+static int run(const char *const *argv)
+{
+	size_t len = 0;
+	int pipefd[2], status;
+	pid_t pid;
+	ssize_t r;
+
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		dup2(pipefd[1], 1);
+		dup2(pipefd[1], 2);
+		execv(argv[0], (char *const *)argv);
+		execvp(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	while ((r = read(pipefd[0], out + len, sizeof(out) - 1 - len)) > 0)
+		len += (size_t)r;
+	out[len] = '\0';
+	close(pipefd[0]);
+	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/* `iotier check --low bg-* --high fg-* -d DEV [extra...] -- workload MODE ...` */
+static int run_check(const char *mode, const char *wfile, unsigned long long wbytes,
+		     const char *const *extra)
+{
+	char wb[32], rfile[96], reads[16];
+	const char *argv[64];
+	int n = 0, ret;
+
+	snprintf(wb, sizeof(wb), "%llu", wbytes);
+	snprintf(rfile, sizeof(rfile), "%s/read.dat", mnt);
+	snprintf(reads, sizeof(reads), "%d", READS);
+	argv[n++] = iotier;
+	argv[n++] = "check";
+	argv[n++] = "--low";
+	argv[n++] = low_rule;
+	argv[n++] = "--high";
+	argv[n++] = high_rule;
+	argv[n++] = "-d";
+	argv[n++] = dev.path;
+	for (; extra && *extra && n < 50; extra++)
+		argv[n++] = *extra;
+	argv[n++] = "--";
+	argv[n++] = workload;
+	argv[n++] = mode;
+	argv[n++] = wfile;
+	argv[n++] = wb;
+	argv[n++] = rfile;
+	argv[n++] = reads;
+	argv[n] = NULL;
+	ret = run(argv);
+	/* The report goes to the test log: it is what a reader of a failure needs first. */
+	printf("---- iotier check %s (exit %d)\n%s\n", mode, ret, out);
+	fflush(stdout);
+	return ret;
+}
+
+static int write_file(const char *path, unsigned long long bytes)
+{
+	void *buf;
+	int fd;
+
+	if (posix_memalign(&buf, 4096, 1 << 20))
+		return -1;
+	memset(buf, 0xa5, 1 << 20);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_DIRECT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		free(buf);
+		return -1;
+	}
+	for (unsigned long long off = 0; off < bytes; off += 1 << 20)
+		if (pwrite(fd, buf, 1 << 20, (off_t)off) != 1 << 20) {
+			close(fd);
+			free(buf);
+			return -1;
+		}
+	free(buf);
+	if (fsync(fd) < 0) {
+		close(fd);
+		return -1;
+	}
+	return close(fd);
+}
+
+/* Root, a private mount namespace, a loop device with ext4 on it, and the two data files. */
+static int setup(void)
+{
+	const char *mkfs[] = { "mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0",
+			       dev.path, NULL };
+	char path[128];
+	int ret;
+
+	if (geteuid() != 0)
+		return test_skip("needs root");
+	if (unshare(CLONE_NEWNS) < 0)
+		return test_skip("cannot create a mount namespace");
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return test_skip("cannot make mounts private");
+	ret = loopdev_create(&dev, NULL, DEV_BYTES, "mq-deadline", 0);
+	if (ret == -EPERM || ret == -ENOENT || ret == -ENXIO || ret == -EACCES)
+		return test_skip("no loop devices");
+	if (ret < 0)
+		FAIL("loopdev_create: %s", strerror(-ret));
+	mkfs[5] = dev.path;
+	ret = run(mkfs);
+	if (ret == 127)
+		return test_skip("no mkfs.ext4");
+	if (ret != 0)
+		FAIL("mkfs.ext4 %s exited %d: %s", dev.path, ret, out);
+	snprintf(mnt, sizeof(mnt), "/tmp/iotier-check.XXXXXX");
+	if (!mkdtemp(mnt)) {
+		mnt[0] = '\0';
+		FAIL("mkdtemp: %s", strerror(errno));
+	}
+	if (mount(dev.path, mnt, "ext4", 0, NULL) < 0)
+		FAIL("mount %s: %s", dev.path, strerror(errno));
+	mounted = true;
+	snprintf(path, sizeof(path), "%s/read.dat", mnt);
+	if (write_file(path, (unsigned long long)READS * 64 * 1024) < 0)
+		FAIL("writing %s: %s", path, strerror(errno));
+	snprintf(path, sizeof(path), "%s/direct.dat", mnt);
+	if (write_file(path, WRITE_BYTES) < 0)
+		FAIL("writing %s: %s", path, strerror(errno));
+	sync();
+	return 0;
+}
+
+/* Skip when the tracer cannot load here; anything else is the test's business. */
+static bool bpf_unavailable(int status)
+{
+	return status == 1 && strstr(out, "cannot load the BPF program");
+}
+
+static int count_lines(const char *prefix)
+{
+	int n = 0;
+
+	for (const char *p = out; (p = strstr(p, prefix)); p++)
+		n++;
+	return n;
+}
+
+static json_int_t jint(json_t *root, const char *path)
+{
+	json_t *node = root;
+	char buf[256], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *tok = strtok_r(buf, "/", &save); tok && node; tok = strtok_r(NULL, "/", &save))
+		node = json_object_get(node, tok);
+	return node ? json_integer_value(node) : -1;
+}
+
+/* ---- modes ---- */
+
+static int test_direct(void)
+{
+	char wfile[96], json1[128], json2[128];
+	const char *holding[] = {
+		"--json", json1,
+		"--expect", "high.read.p99 < 10s",
+		"--expect", "low.write.class == idle",
+		"--expect", "high.read.class == be",
+		"--expect", "low.leak.bytes == 0",
+		"--expect", "low.bytes > 0",
+		"--expect", "low.write.bytes == 16MiB",
+		"--expect", "high.read.count == 256",
+		"--expect", "high.read.bytes == 1MiB",
+		NULL,
+	};
+	const char *with_baseline[] = {
+		"--json", json2, "--baseline", json1,
+		"--expect", "high.read.p99.9 <= 1000000 * baseline.read.p99.9",
+		"--expect", "low.write.bytes == baseline.write.bytes",
+		NULL,
+	};
+	const char *failing[] = {
+		"--baseline", json1,
+		"--expect", "high.read.p99 < 1ns",
+		"--expect", "low.write.class == be",
+		"--expect", "low.leak.bytes > 0",
+		"--expect", "low.bytes > 1GiB",
+		"--expect", "high.read.count != 256",
+		"--expect", "high.read.p99.9 <= 0.000001 * baseline.read.p99.9",
+		"--expect", "default.write.p99 < 10s",
+		NULL,
+	};
+	const char *process_rule[] = {
+		"--expect", "low.write.bytes == 16MiB",
+		"--expect", "low.read.count == 256",
+		"--expect", "low.class == idle",
+		"--expect", "high.bytes == 0",
+		"--expect", "default.bytes == 0",
+		NULL,
+	};
+	const char *cmd_fails[] = { iotier, "check", "-d", dev.path, "--expect",
+				    "low.bytes == 0", "--", "/bin/sh", "-c", "exit 3", NULL };
+	json_error_t jerr;
+	json_t *root;
+	int ret;
+
+	snprintf(wfile, sizeof(wfile), "%s/direct.dat", mnt);
+	snprintf(json1, sizeof(json1), "%s/run1.json", mnt);
+	snprintf(json2, sizeof(json2), "%s/run2.json", mnt);
+
+	ret = run_check("direct", wfile, WRITE_BYTES, holding);
+	if (bpf_unavailable(ret))
+		return test_skip("the BPF tracer cannot load here");
+	if (ret != 0)
+		FAIL("holding expectations: exit %d, want 0:\n%s", ret, out);
+	if (count_lines("  ok    ") != 8)
+		FAIL("want 8 'ok' lines:\n%s", out);
+
+	root = json_load_file(json1, 0, &jerr);
+	if (!root)
+		FAIL("%s: %s", json1, jerr.text);
+	if (jint(root, "tiers/low/ops/write/classes/idle/bytes") != (json_int_t)WRITE_BYTES ||
+	    jint(root, "tiers/low/ops/write/classes/be/bytes") != -1 ||
+	    jint(root, "tiers/low/leak_bytes") != 0 ||
+	    jint(root, "tiers/high/ops/read/count") != READS ||
+	    jint(root, "tiers/high/ops/read/bytes") != READS * 4096) {
+		json_decref(root);
+		FAIL("JSON report does not hold the exact I/O:\n%s", out);
+	}
+	json_decref(root);
+
+	ret = run_check("direct", wfile, WRITE_BYTES, with_baseline);
+	if (ret != 0)
+		FAIL("baseline expectations: exit %d, want 0:\n%s", ret, out);
+	if (count_lines("  ok    ") != 2)
+		FAIL("want 2 'ok' lines:\n%s", out);
+
+	ret = run_check("direct", wfile, WRITE_BYTES, failing);
+	if (ret != 1)
+		FAIL("failing expectations: exit %d, want 1:\n%s", ret, out);
+	if (count_lines("  FAIL  ") != 7 || count_lines("  ok    ") != 0 ||
+	    !strstr(out, "FAIL  low.write.class == be: measured idle, limit be") ||
+	    !strstr(out, "FAIL  low.bytes > 1GiB: measured 16MiB, limit 1GiB") ||
+	    !strstr(out, "FAIL  default.write.p99 < 10s: no I/O measured for 'default.write.p99'") ||
+	    !strstr(out, "7 of 7 expectations failed"))
+		FAIL("want each of 7 expectations reported as FAIL with measured and limit:\n%s", out);
+
+	/* A command-line rule alone: the workload's command line reaches the rules through the
+	 * exec event, so both threads are low, and the shim made both idle. */
+	low_rule = "cmdline:*check-workload direct *";
+	high_rule = "no-such-thread";
+	ret = run_check("direct", wfile, WRITE_BYTES, process_rule);
+	low_rule = "bg-*";
+	high_rule = "fg-*";
+	if (ret != 0)
+		FAIL("command-line rule: exit %d, want 0:\n%s", ret, out);
+
+	/* CMD's own failure is reported apart from the expectations, which all hold. */
+	ret = run(cmd_fails);
+	if (ret != 1 || !strstr(out, "ok    low.bytes == 0") ||
+	    !strstr(out, "command failed: '/bin/sh' exited with status 3"))
+		FAIL("a failing command: exit %d, want 1 and a 'command failed' line:\n%s", ret, out);
+	return T_EXIT_PASS;
+}
+
+static int test_buffered(void)
+{
+	char wfile[96], json[128];
+	const char *expects[] = {
+		"--json", json,
+		"--expect", "low.leak.bytes == 0",
+		"--expect", "low.leak.bytes >= 32MiB",
+		"--expect", "low.leak.writeback.bytes > 0",
+		"--expect", "high.leak.bytes == 0",
+		NULL,
+	};
+	json_error_t jerr;
+	json_t *root, *threads, *row;
+	bool writer_row = false;
+	size_t i;
+	int ret;
+
+	snprintf(wfile, sizeof(wfile), "%s/buffered.dat", mnt);
+	snprintf(json, sizeof(json), "%s/buffered.json", mnt);
+	if (dirty_lower() < 0)
+		return test_skip("cannot lower vm.dirty_bytes");
+	ret = run_check("buffered", wfile, BUFFERED_BYTES, expects);
+	dirty_restore();
+	if (bpf_unavailable(ret))
+		return test_skip("the BPF tracer cannot load here");
+	if (ret != 1)
+		FAIL("exit %d, want 1 ('low.leak.bytes == 0' must fail):\n%s", ret, out);
+	if (!strstr(out, "FAIL  low.leak.bytes == 0: measured ") ||
+	    !strstr(out, "ok    low.leak.bytes >= 32MiB") ||
+	    !strstr(out, "ok    low.leak.writeback.bytes > 0") ||
+	    !strstr(out, "ok    high.leak.bytes == 0") || count_lines("  FAIL  ") != 1)
+		FAIL("want only 'low.leak.bytes == 0' to fail:\n%s", out);
+
+	root = json_load_file(json, 0, &jerr);
+	if (!root)
+		FAIL("%s: %s", json, jerr.text);
+	if (jint(root, "tiers/low/leak_bytes") < (json_int_t)BUFFERED_BYTES ||
+	    jint(root, "tiers/low/ops/write/leak/causes/writeback/bytes") <= 0) {
+		json_decref(root);
+		FAIL("JSON: want at least %llu leaked low bytes, some by writeback:\n%s",
+		     BUFFERED_BYTES, out);
+	}
+	threads = json_object_get(root, "threads");
+	json_array_foreach(threads, i, row) {
+		if (!strcmp(json_string_value(json_object_get(row, "thread")), "bg-writer") &&
+		    !strcmp(json_string_value(json_object_get(row, "cause")), "writeback") &&
+		    !strcmp(json_string_value(json_object_get(row, "tier")), "low") &&
+		    json_is_true(json_object_get(row, "leak")) &&
+		    strcmp(json_string_value(json_object_get(row, "class")), "idle"))
+			writer_row = true;
+	}
+	json_decref(root);
+	if (!writer_row)
+		FAIL("JSON: no leaked writeback row attributed to thread bg-writer:\n%s", out);
+	return T_EXIT_PASS;
+}
+
+static int test_usage(void)
+{
+	static const struct { const char *expr, *want; } cases[] = {
+		{ "high.read.p99 < 2", "column 17: '2' needs a unit" },
+		{ "hgh.read.p99 < 2ms", "column 1: unknown tier 'hgh'" },
+		{ "low.write.class == idel", "column 20: unknown tier 'idel'" },
+		{ "high.read.p99 = 2ms", "column 15: '=' is not an operator" },
+		{ "high.read.p99 < 2mss", "column 18: unknown unit 'mss'" },
+		{ "high.read.p99 <= 5 * baseline.read.p99", "column 22: 'baseline.read.p99' needs --baseline FILE" },
+	};
+	char marker[] = "/tmp/iotier-check-usage.XXXXXX";
+	int fd = mkstemp(marker);
+
+	if (fd < 0)
+		FAIL("mkstemp: %s", strerror(errno));
+	close(fd);
+	unlink(marker);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *argv[] = { iotier, "check", "--expect", cases[i].expr, "--", "/bin/touch",
+				       marker, NULL };
+		int ret = run(argv);
+
+		if (ret != 2 || !strstr(out, cases[i].want) || !strstr(out, cases[i].expr))
+			FAIL("'%s': exit %d, want 2 and '%s':\n%s", cases[i].expr, ret, cases[i].want,
+			     out);
+		if (access(marker, F_OK) == 0) {
+			unlink(marker);
+			FAIL("'%s': the command ran despite the usage error", cases[i].expr);
+		}
+	}
+	{
+		const char *argv[] = { iotier, "check", "--baseline", "/nonexistent.json", "--expect",
+				       "low.bytes > baseline.bytes", "--", "/bin/touch", marker, NULL };
+		int ret = run(argv);
+
+		if (ret != 2 || !strstr(out, "--baseline: /nonexistent.json") ||
+		    access(marker, F_OK) == 0)
+			FAIL("missing baseline: exit %d, want 2:\n%s", ret, out);
+	}
+	return T_EXIT_PASS;
+}
+
+int main(int argc, char **argv)
+{
+	int ret;
+
+	if (argc < 4) {
+		fprintf(stderr, "usage: check-test IOTIER WORKLOAD direct|buffered|usage\n");
+		return T_EXIT_FAIL;
+	}
+	iotier = argv[1];
+	workload = argv[2];
+	if (!strcmp(argv[3], "usage"))
+		return test_usage();
+	atexit(cleanup);
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
+	ret = setup();
+	if (ret)
+		return ret;
+	if (!strcmp(argv[3], "direct"))
+		return test_direct();
+	if (!strcmp(argv[3], "buffered"))
+		return test_buffered();
+	FAIL("unknown mode '%s'", argv[3]);
+}

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: MIT
+/*
+ * check-workload.c: the program the `iotier check` tests run under the shim. It does a
+ * known amount of I/O from two named threads, so the test can hold the report to exact
+ * numbers: "bg-writer" writes WRITE_BYTES to WFILE in 64 KiB pwrite()s, and "fg-reader" does
+ * READS direct 4 KiB pread()s of RFILE, 64 KiB apart so that no two can merge. Threads are
+ * named with prctl(PR_SET_NAME), which the shim sees, before their first I/O.
+ *
+ * usage: check-workload direct|buffered WFILE WRITE_BYTES RFILE READS [--self-ioprio]
+ *   direct    bg-writer overwrites the existing WFILE with O_DIRECT
+ *   buffered  bg-writer creates WFILE and writes through the page cache, without fsync, so
+ *             the kernel's flusher writes it back
+ *   --self-ioprio  bg-writer sets idle itself (to exercise attribution without the shim)
+ * Exits 0 when all I/O succeeded, 1 otherwise.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/ioprio.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define WRITE_CHUNK (64 * 1024)
+#define READ_SIZE 4096
+#define READ_STRIDE (64 * 1024)
+
+static const char *wfile, *rfile;
+static bool direct, self_ioprio;
+static unsigned long long write_bytes;
+static unsigned long reads;
+
+static void *writer(void *arg)
+{
+	int flags = direct ? O_WRONLY | O_DIRECT : O_WRONLY | O_CREAT | O_EXCL;
+	void *buf = NULL;
+	int fd, *ret = arg;
+
+	prctl(PR_SET_NAME, "bg-writer");
+	if (self_ioprio &&
+	    syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0,
+		    IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0)) < 0) {
+		perror("check-workload: ioprio_set");
+		return NULL;
+	}
+	if (posix_memalign(&buf, 4096, WRITE_CHUNK))
+		return NULL;
+	memset(buf, 0x5a, WRITE_CHUNK);
+	fd = open(wfile, flags | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		fprintf(stderr, "check-workload: open %s: %s\n", wfile, strerror(errno));
+		free(buf);
+		return NULL;
+	}
+	for (unsigned long long off = 0; off < write_bytes; off += WRITE_CHUNK)
+		if (pwrite(fd, buf, WRITE_CHUNK, (off_t)off) != WRITE_CHUNK) {
+			fprintf(stderr, "check-workload: pwrite %s: %s\n", wfile, strerror(errno));
+			close(fd);
+			free(buf);
+			return NULL;
+		}
+	close(fd);
+	free(buf);
+	*ret = 0;
+	return NULL;
+}
+
+static void *reader(void *arg)
+{
+	void *buf = NULL;
+	int fd, *ret = arg;
+
+	prctl(PR_SET_NAME, "fg-reader");
+	if (posix_memalign(&buf, 4096, READ_SIZE))
+		return NULL;
+	fd = open(rfile, O_RDONLY | O_DIRECT | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "check-workload: open %s: %s\n", rfile, strerror(errno));
+		free(buf);
+		return NULL;
+	}
+	for (unsigned long i = 0; i < reads; i++)
+		if (pread(fd, buf, READ_SIZE, (off_t)i * READ_STRIDE) != READ_SIZE) {
+			fprintf(stderr, "check-workload: pread %s: %s\n", rfile, strerror(errno));
+			close(fd);
+			free(buf);
+			return NULL;
+		}
+	close(fd);
+	free(buf);
+	*ret = 0;
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	int wret = 1, rret = 1;
+	pthread_t w, r;
+
+	if (argc < 6 || (strcmp(argv[1], "direct") && strcmp(argv[1], "buffered"))) {
+		fprintf(stderr, "usage: check-workload direct|buffered WFILE WRITE_BYTES RFILE READS "
+			"[--self-ioprio]\n");
+		return 2;
+	}
+	direct = !strcmp(argv[1], "direct");
+	wfile = argv[2];
+	write_bytes = strtoull(argv[3], NULL, 0);
+	rfile = argv[4];
+	reads = strtoul(argv[5], NULL, 0);
+	self_ioprio = argc > 6 && !strcmp(argv[6], "--self-ioprio");
+	if (pthread_create(&w, NULL, writer, &wret) || pthread_create(&r, NULL, reader, &rret)) {
+		fprintf(stderr, "check-workload: pthread_create failed\n");
+		return 1;
+	}
+	pthread_join(w, NULL);
+	pthread_join(r, NULL);
+	return wret || rret ? 1 : 0;
+}

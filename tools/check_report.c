@@ -1,0 +1,544 @@
+// SPDX-License-Identifier: MIT
+/*
+ * check_report.c: aggregation, printing, JSON writing and reading of `iotier check`
+ * reports. The JSON keeps the full histograms (non-empty buckets with their bounds in ns),
+ * so a saved report can serve as a baseline for any percentile later, and survives a change
+ * of bucket layout: buckets are read back by their bounds, not by index.
+ */
+#include "check_report.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lat_session.h" /* lat_percentile */
+
+static const char *const class_keys[CHECK_CLASSES] = { "none", "rt", "be", "idle" };
+
+struct check_report *check_report_new(void)
+{
+	return calloc(1, sizeof(struct check_report));
+}
+
+void check_report_free(struct check_report *r)
+{
+	if (!r)
+		return;
+	free(r->rows);
+	free(r);
+}
+
+const char *check_ioprio_name(uint16_t ioprio, char *buf, size_t len)
+{
+	unsigned cls = (ioprio >> 13) & 7, level = ioprio & 7;
+
+	if (cls == 0 || cls == 3 || cls > 3)
+		snprintf(buf, len, "%s", cls <= 3 ? class_keys[cls] : "?");
+	else
+		snprintf(buf, len, "%s:%u", class_keys[cls], level);
+	return buf;
+}
+
+static void lat_merge(struct iolat_lat *dst, const struct iolat_lat *src)
+{
+	if (!src->count)
+		return;
+	if (!dst->count || src->min_ns < dst->min_ns)
+		dst->min_ns = src->min_ns;
+	if (src->max_ns > dst->max_ns)
+		dst->max_ns = src->max_ns;
+	dst->count += src->count;
+	dst->sum_ns += src->sum_ns;
+	for (unsigned i = 0; i < HIST_NR_BUCKETS; i++)
+		dst->slots[i] += src->slots[i];
+}
+
+static void cell_merge(struct check_cell *dst, const struct check_cell *src)
+{
+	dst->count += src->count;
+	dst->bytes += src->bytes;
+	dst->level_mask |= src->level_mask;
+	lat_merge(&dst->lat, &src->lat);
+}
+
+int check_report_add(struct check_report *r, enum expect_tier tier, const struct iotrack_key *k,
+		     const struct iotrack_stats *st, bool leak)
+{
+	unsigned cls = (k->ioprio >> 13) & 7, op = k->op < OP_COUNT ? k->op : OP_OTHER;
+	struct check_cell *c;
+	struct check_row *row;
+
+	if (cls >= CHECK_CLASSES)
+		cls = 0;
+	c = &r->cells[tier][op][cls];
+	c->count += st->count;
+	c->bytes += st->bytes;
+	if (st->count)
+		c->level_mask |= 1u << (k->ioprio & 7);
+	lat_merge(&c->lat, &st->lat);
+	if (leak && k->cause < CAUSE_COUNT) {
+		r->leaks[tier][op][k->cause].count += st->count;
+		r->leaks[tier][op][k->cause].bytes += st->bytes;
+	}
+	if (r->n_rows == r->rows_cap) {
+		size_t cap = r->rows_cap ? r->rows_cap * 2 : 64;
+		struct check_row *rows = realloc(r->rows, cap * sizeof(*rows));
+
+		if (!rows)
+			return -ENOMEM;
+		r->rows = rows;
+		r->rows_cap = cap;
+	}
+	row = &r->rows[r->n_rows++];
+	memset(row, 0, sizeof(*row));
+	row->tier = tier;
+	row->dev = k->dev;
+	row->tgid = k->tgid;
+	row->tid = k->tid;
+	memcpy(row->comm, k->comm, sizeof(row->comm));
+	row->comm[sizeof(row->comm) - 1] = '\0';
+	memcpy(row->pcomm, k->pcomm, sizeof(row->pcomm));
+	row->pcomm[sizeof(row->pcomm) - 1] = '\0';
+	row->cause = k->cause;
+	row->op = op;
+	row->ioprio = k->ioprio;
+	row->leak = leak;
+	row->count = st->count;
+	row->bytes = st->bytes;
+	return 0;
+}
+
+double check_cell_percentile(const struct check_cell *c, double p)
+{
+	return c->lat.count ? (double)lat_percentile(&c->lat, p) : -1;
+}
+
+/* ---- expectation lookup ---- */
+
+static void select_cells(const struct check_report *r, const struct expect_ref *ref,
+			 struct check_cell *out, uint32_t *class_mask)
+{
+	memset(out, 0, sizeof(*out));
+	*class_mask = 0;
+	for (int op = 0; op < OP_COUNT; op++) {
+		if (ref->op != OPS_ALL && ref->op != op)
+			continue;
+		for (int cls = 0; cls < CHECK_CLASSES; cls++) {
+			const struct check_cell *c = &r->cells[ref->tier][op][cls];
+
+			if (ref->ioclass >= 0 && ref->ioclass != cls)
+				continue;
+			cell_merge(out, c);
+			if (c->count)
+				*class_mask |= c->level_mask << (cls * 8);
+		}
+	}
+}
+
+int check_report_lookup(const struct expect_ref *ref, struct expect_value *out, void *ctx)
+{
+	const struct check_sources *src = ctx;
+	const struct check_report *r = ref->baseline ? src->baseline : src->run;
+	static struct check_cell sel; /* one lookup at a time; too big for the stack */
+	uint64_t leak_count = 0, leak_bytes = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!r || (unsigned)ref->tier >= TIER_COUNT)
+		return -1;
+	select_cells(r, ref, &sel, &out->class_mask);
+	if (ref->leak) {
+		for (int op = 0; op < OP_COUNT; op++) {
+			if (ref->op != OPS_ALL && ref->op != op)
+				continue;
+			for (int cause = 0; cause < CAUSE_COUNT; cause++) {
+				if (ref->cause != CAUSES_ALL && ref->cause != cause)
+					continue;
+				leak_count += r->leaks[ref->tier][op][cause].count;
+				leak_bytes += r->leaks[ref->tier][op][cause].bytes;
+			}
+		}
+	}
+	switch (ref->metric) {
+	case METRIC_BYTES:
+		out->v = (double)(ref->leak ? leak_bytes : sel.bytes);
+		return 0;
+	case METRIC_COUNT:
+		out->v = (double)(ref->leak ? leak_count : sel.count);
+		return 0;
+	case METRIC_RATIO:
+		if (!sel.bytes)
+			return -1;
+		out->v = (double)leak_bytes / (double)sel.bytes;
+		return 0;
+	case METRIC_CLASS:
+		return out->class_mask ? 0 : -1;
+	case METRIC_PERCENTILE:
+		out->v = check_cell_percentile(&sel, ref->percentile);
+		return sel.lat.count ? 0 : -1;
+	case METRIC_MAX:
+		out->v = (double)sel.lat.max_ns;
+		return sel.lat.count ? 0 : -1;
+	case METRIC_MEAN:
+		out->v = sel.lat.count ? (double)sel.lat.sum_ns / (double)sel.lat.count : 0;
+		return sel.lat.count ? 0 : -1;
+	}
+	return -1;
+}
+
+/* ---- printing ---- */
+
+static void fmt_time(double ns, char *buf, size_t len)
+{
+	struct expect_value v = { .v = ns };
+
+	expect_format(DIM_TIME, &v, buf, len);
+}
+
+static void fmt_bytes(uint64_t bytes, char *buf, size_t len)
+{
+	struct expect_value v = { .v = (double)bytes };
+
+	expect_format(DIM_BYTES, &v, buf, len);
+}
+
+static void class_levels(int cls, uint32_t level_mask, char *buf, size_t len)
+{
+	struct expect_value v = { .class_mask = level_mask << (cls * 8) };
+
+	expect_format(DIM_CLASS, &v, buf, len);
+}
+
+static int row_by_bytes(const void *a, const void *b)
+{
+	const struct check_row *x = a, *y = b;
+
+	return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : 0;
+}
+
+#define ROWS_PRINTED 30
+
+void check_report_print(const struct check_report *r, FILE *out)
+{
+	char b1[32], b2[32], b3[32], b4[32], b5[32], cls_text[64];
+	struct check_row *rows;
+	bool any = false;
+
+	fprintf(out, "%-13s %-6s %-10s %8s %10s %9s %9s %9s %9s\n", "tier", "op", "class",
+		"requests", "bytes", "p50", "p99", "p99.9", "max");
+	for (int t = 0; t < TIER_COUNT; t++)
+		for (int op = 0; op < OP_COUNT; op++)
+			for (int cls = 0; cls < CHECK_CLASSES; cls++) {
+				const struct check_cell *c = &r->cells[t][op][cls];
+
+				if (!c->count && !c->bytes)
+					continue;
+				any = true;
+				class_levels(cls, c->level_mask, cls_text, sizeof(cls_text));
+				fmt_bytes(c->bytes, b1, sizeof(b1));
+				fmt_time(check_cell_percentile(c, 50), b2, sizeof(b2));
+				fmt_time(check_cell_percentile(c, 99), b3, sizeof(b3));
+				fmt_time(check_cell_percentile(c, 99.9), b4, sizeof(b4));
+				fmt_time((double)c->lat.max_ns, b5, sizeof(b5));
+				fprintf(out, "%-13s %-6s %-10s %8llu %10s %9s %9s %9s %9s\n",
+					expect_tier_name(t), expect_op_name(op), cls_text,
+					(unsigned long long)c->count, b1, b2, b3, b4, b5);
+			}
+	if (!any)
+		fprintf(out, "(no block I/O from the command on the traced devices)\n");
+
+	fprintf(out, "\nleaks (I/O a tier caused that reached the device at another class):\n");
+	for (int t = TIER_LOW; t <= TIER_HIGH; t++) {
+		uint64_t total = 0, by_cause[CAUSE_COUNT] = { 0 };
+
+		for (int op = 0; op < OP_COUNT; op++)
+			for (int cause = 0; cause < CAUSE_COUNT; cause++) {
+				by_cause[cause] += r->leaks[t][op][cause].bytes;
+				total += r->leaks[t][op][cause].bytes;
+			}
+		bool first = true;
+
+		fmt_bytes(total, b1, sizeof(b1));
+		fprintf(out, "  %-5s %s", expect_tier_name(t), b1);
+		for (int cause = 0; cause < CAUSE_COUNT; cause++) {
+			if (!by_cause[cause])
+				continue;
+			fmt_bytes(by_cause[cause], b2, sizeof(b2));
+			fprintf(out, "%s%s %s", first ? " (" : ", ", expect_cause_name(cause), b2);
+			first = false;
+		}
+		fputs(first ? "\n" : ")\n", out);
+	}
+
+	if (!r->n_rows)
+		return;
+	rows = malloc(r->n_rows * sizeof(*rows));
+	if (!rows)
+		return;
+	memcpy(rows, r->rows, r->n_rows * sizeof(*rows));
+	qsort(rows, r->n_rows, sizeof(*rows), row_by_bytes);
+	fprintf(out, "\nby thread (unattributed: kernel I/O with no known dirtier):\n");
+	fprintf(out, "  %-13s %7s %7s %-16s %-16s %-9s %-6s %-6s %8s %10s\n", "tier", "pid", "tid",
+		"thread", "process", "cause", "op", "class", "requests", "bytes");
+	for (size_t i = 0; i < r->n_rows && i < ROWS_PRINTED; i++) {
+		const struct check_row *w = &rows[i];
+
+		fmt_bytes(w->bytes, b1, sizeof(b1));
+		fprintf(out, "  %-13s %7u %7u %-16s %-16s %-9s %-6s %-6s %8llu %10s%s\n",
+			expect_tier_name(w->tier), w->tgid, w->tid, w->comm,
+			w->tgid ? w->pcomm : "-", expect_cause_name(w->cause),
+			expect_op_name(w->op), check_ioprio_name(w->ioprio, b2, sizeof(b2)),
+			(unsigned long long)w->count, b1, w->leak ? "  LEAK" : "");
+	}
+	if (r->n_rows > ROWS_PRINTED)
+		fprintf(out, "  ... %zu more rows in the --json report\n", r->n_rows - ROWS_PRINTED);
+	free(rows);
+	if (r->counters[IOTRACK_LOST_START] || r->counters[IOTRACK_LOST_STATS] ||
+	    r->counters[IOTRACK_LOST_DIRTY] || r->counters[IOTRACK_LOST_EVENTS])
+		fprintf(out, "\nwarning: not recorded: %llu requests untimed, %llu uncounted, %llu "
+			"dirtied inodes, %llu process events (tables full)\n",
+			(unsigned long long)r->counters[IOTRACK_LOST_START],
+			(unsigned long long)r->counters[IOTRACK_LOST_STATS],
+			(unsigned long long)r->counters[IOTRACK_LOST_DIRTY],
+			(unsigned long long)r->counters[IOTRACK_LOST_EVENTS]);
+	if (r->counters[IOTRACK_FOREIGN_BYTES]) {
+		fmt_bytes(r->counters[IOTRACK_FOREIGN_BYTES], b1, sizeof(b1));
+		fprintf(out, "note: %s on the traced devices came from processes outside the "
+			"command (not counted above)\n", b1);
+	}
+}
+
+/* ---- JSON ---- */
+
+static const char *const counter_keys[IOTRACK_NR_COUNTERS] = {
+	"lost_untimed_requests", "lost_uncounted_requests", "lost_dirtied_inodes",
+	"lost_process_events", "foreign_bytes", "merged_requests",
+};
+
+static json_t *cell_json(const struct check_cell *c)
+{
+	json_t *o = json_object(), *hist = json_array();
+	const struct iolat_lat *l = &c->lat;
+
+	json_object_set_new(o, "count", json_integer((json_int_t)c->count));
+	json_object_set_new(o, "bytes", json_integer((json_int_t)c->bytes));
+	json_object_set_new(o, "level_mask", json_integer(c->level_mask));
+	json_object_set_new(o, "lat_count", json_integer((json_int_t)l->count));
+	json_object_set_new(o, "lat_sum_ns", json_integer((json_int_t)l->sum_ns));
+	json_object_set_new(o, "lat_min_ns", json_integer((json_int_t)l->min_ns));
+	json_object_set_new(o, "lat_max_ns", json_integer((json_int_t)l->max_ns));
+	json_object_set_new(o, "p50_ns", json_integer(l->count ? (json_int_t)lat_percentile(l, 50) : 0));
+	json_object_set_new(o, "p99_ns", json_integer(l->count ? (json_int_t)lat_percentile(l, 99) : 0));
+	json_object_set_new(o, "p99.9_ns",
+			    json_integer(l->count ? (json_int_t)lat_percentile(l, 99.9) : 0));
+	for (unsigned i = 0; i < HIST_NR_BUCKETS; i++) {
+		if (!l->slots[i])
+			continue;
+		json_array_append_new(hist, json_pack("[I, I, I]", (json_int_t)hist_bucket_low(i),
+				      i == HIST_OVERFLOW ? (json_int_t)-1 :
+				      (json_int_t)hist_bucket_high(i), (json_int_t)l->slots[i]));
+	}
+	json_object_set_new(o, "hist_ns", hist);
+	return o;
+}
+
+static json_t *report_json(const struct check_report *r)
+{
+	json_t *tiers = json_object();
+
+	for (int t = 0; t < TIER_COUNT; t++) {
+		json_t *tier = json_object(), *ops = json_object();
+		uint64_t bytes = 0, count = 0, leak_bytes = 0, leak_count = 0;
+
+		for (int op = 0; op < OP_COUNT; op++) {
+			json_t *o = json_object(), *classes = json_object(), *leak = json_object();
+			json_t *causes = json_object();
+			uint64_t ob = 0, oc = 0, lb = 0, lc = 0;
+
+			for (int cls = 0; cls < CHECK_CLASSES; cls++) {
+				const struct check_cell *c = &r->cells[t][op][cls];
+
+				ob += c->bytes;
+				oc += c->count;
+				if (c->count || c->bytes)
+					json_object_set_new(classes, class_keys[cls], cell_json(c));
+			}
+			for (int cause = 0; cause < CAUSE_COUNT; cause++) {
+				const struct check_leak *l = &r->leaks[t][op][cause];
+
+				lb += l->bytes;
+				lc += l->count;
+				json_object_set_new(causes, expect_cause_name(cause),
+						    json_pack("{s:I, s:I}", "bytes", (json_int_t)l->bytes,
+							      "count", (json_int_t)l->count));
+			}
+			json_object_set_new(leak, "bytes", json_integer((json_int_t)lb));
+			json_object_set_new(leak, "count", json_integer((json_int_t)lc));
+			json_object_set_new(leak, "causes", causes);
+			json_object_set_new(o, "bytes", json_integer((json_int_t)ob));
+			json_object_set_new(o, "count", json_integer((json_int_t)oc));
+			json_object_set_new(o, "classes", classes);
+			json_object_set_new(o, "leak", leak);
+			json_object_set_new(ops, expect_op_name(op), o);
+			bytes += ob;
+			count += oc;
+			leak_bytes += lb;
+			leak_count += lc;
+		}
+		json_object_set_new(tier, "bytes", json_integer((json_int_t)bytes));
+		json_object_set_new(tier, "count", json_integer((json_int_t)count));
+		json_object_set_new(tier, "leak_bytes", json_integer((json_int_t)leak_bytes));
+		json_object_set_new(tier, "leak_count", json_integer((json_int_t)leak_count));
+		json_object_set_new(tier, "ops", ops);
+		json_object_set_new(tiers, expect_tier_name(t), tier);
+	}
+	return tiers;
+}
+
+static json_t *rows_json(const struct check_report *r)
+{
+	json_t *rows = json_array();
+	char cls[16];
+
+	for (size_t i = 0; i < r->n_rows; i++) {
+		const struct check_row *w = &r->rows[i];
+
+		json_array_append_new(rows, json_pack(
+			"{s:s, s:s, s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:b, s:I, s:I}",
+			"tier", expect_tier_name(w->tier),
+			"device", "",
+			"pid", (json_int_t)w->tgid, "tid", (json_int_t)w->tid,
+			"thread", w->comm, "process", w->tgid ? w->pcomm : "",
+			"cause", expect_cause_name(w->cause), "op", expect_op_name(w->op),
+			"class", check_ioprio_name(w->ioprio, cls, sizeof(cls)),
+			"leak", w->leak, "count", (json_int_t)w->count, "bytes", (json_int_t)w->bytes));
+		json_object_set_new(json_array_get(rows, json_array_size(rows) - 1), "device",
+				    json_sprintf("%u:%u", w->dev >> 20, w->dev & 0xfffff));
+	}
+	return rows;
+}
+
+int check_report_write_json(const struct check_report *r, const struct check_meta *meta,
+			    const struct check_outcome *outcomes, int n_outcomes, const char *path,
+			    char *err, size_t errlen)
+{
+	json_t *root = json_object(), *cmd = json_array(), *exps = json_array();
+	json_t *counters = json_object(), *devs = json_array();
+	int ret;
+
+	for (int i = 0; meta->argv && meta->argv[i]; i++)
+		json_array_append_new(cmd, json_string(meta->argv[i]));
+	for (int i = 0; meta->devices && meta->devices[i]; i++)
+		json_array_append_new(devs, json_string(meta->devices[i]));
+	for (int i = 0; i < n_outcomes; i++)
+		json_array_append_new(exps, json_pack("{s:s, s:b, s:b, s:s, s:s}",
+			"expr", outcomes[i].expr, "holds", outcomes[i].result.holds,
+			"no_data", outcomes[i].result.no_data,
+			"measured", outcomes[i].result.measured, "limit", outcomes[i].result.limit));
+	for (int i = 0; i < IOTRACK_NR_COUNTERS; i++)
+		json_object_set_new(counters, counter_keys[i],
+				    json_integer((json_int_t)r->counters[i]));
+	json_object_set_new(root, "iotier_check_format", json_integer(1));
+	json_object_set_new(root, "hist_layout", json_integer(HIST_LAYOUT_VERSION));
+	json_object_set_new(root, "command", cmd);
+	json_object_set_new(root, "exit_status", json_integer(meta->exit_status));
+	json_object_set_new(root, "seconds", json_real(meta->seconds));
+	json_object_set_new(root, "rules", json_pack("{s:s, s:s, s:s, s:s}",
+		"low", meta->low_rules ? meta->low_rules : "",
+		"high", meta->high_rules ? meta->high_rules : "",
+		"low_class", meta->low_class ? meta->low_class : "idle",
+		"high_class", meta->high_class ? meta->high_class : "keep"));
+	json_object_set_new(root, "devices", devs);
+	json_object_set_new(root, "tiers", report_json(r));
+	json_object_set_new(root, "threads", rows_json(r));
+	json_object_set_new(root, "counters", counters);
+	json_object_set_new(root, "expectations", exps);
+	ret = json_dump_file(root, path, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+	json_decref(root);
+	if (ret < 0) {
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int read_cell(json_t *o, struct check_cell *c)
+{
+	json_t *hist = json_object_get(o, "hist_ns"), *b;
+	size_t i;
+
+	c->count = (uint64_t)json_integer_value(json_object_get(o, "count"));
+	c->bytes = (uint64_t)json_integer_value(json_object_get(o, "bytes"));
+	c->level_mask = (uint32_t)json_integer_value(json_object_get(o, "level_mask"));
+	c->lat.count = (uint64_t)json_integer_value(json_object_get(o, "lat_count"));
+	c->lat.sum_ns = (uint64_t)json_integer_value(json_object_get(o, "lat_sum_ns"));
+	c->lat.min_ns = (uint64_t)json_integer_value(json_object_get(o, "lat_min_ns"));
+	c->lat.max_ns = (uint64_t)json_integer_value(json_object_get(o, "lat_max_ns"));
+	if (!json_is_array(hist))
+		return -1;
+	json_array_foreach(hist, i, b) {
+		json_int_t low = json_integer_value(json_array_get(b, 0));
+		json_int_t n = json_integer_value(json_array_get(b, 2));
+
+		/* By bound, not index: a baseline from another bucket layout still reads. */
+		c->lat.slots[hist_bucket((uint64_t)low)] += (uint64_t)n;
+	}
+	return 0;
+}
+
+struct check_report *check_report_read_json(const char *path, char *err, size_t errlen)
+{
+	json_error_t jerr;
+	json_t *root = json_load_file(path, 0, &jerr), *tiers;
+	struct check_report *r;
+
+	if (!root) {
+		snprintf(err, errlen, "%s: line %d: %s", path, jerr.line, jerr.text);
+		return NULL;
+	}
+	tiers = json_object_get(root, "tiers");
+	if (json_integer_value(json_object_get(root, "iotier_check_format")) != 1 ||
+	    !json_is_object(tiers)) {
+		snprintf(err, errlen, "%s: not a report written by 'iotier check --json'", path);
+		json_decref(root);
+		return NULL;
+	}
+	r = check_report_new();
+	if (!r) {
+		snprintf(err, errlen, "out of memory");
+		json_decref(root);
+		return NULL;
+	}
+	for (int t = 0; t < TIER_COUNT; t++) {
+		json_t *ops = json_object_get(json_object_get(tiers, expect_tier_name(t)), "ops");
+
+		for (int op = 0; op < OP_COUNT; op++) {
+			json_t *o = json_object_get(ops, expect_op_name(op));
+			json_t *classes = json_object_get(o, "classes");
+			json_t *causes = json_object_get(json_object_get(o, "leak"), "causes");
+
+			for (int cls = 0; cls < CHECK_CLASSES; cls++) {
+				json_t *c = json_object_get(classes, class_keys[cls]);
+
+				if (c && read_cell(c, &r->cells[t][op][cls]) < 0) {
+					snprintf(err, errlen, "%s: tiers.%s.ops.%s.classes.%s has no "
+						 "hist_ns", path, expect_tier_name(t),
+						 expect_op_name(op), class_keys[cls]);
+					json_decref(root);
+					check_report_free(r);
+					return NULL;
+				}
+			}
+			for (int cause = 0; cause < CAUSE_COUNT; cause++) {
+				json_t *l = json_object_get(causes, expect_cause_name(cause));
+
+				r->leaks[t][op][cause].bytes =
+					(uint64_t)json_integer_value(json_object_get(l, "bytes"));
+				r->leaks[t][op][cause].count =
+					(uint64_t)json_integer_value(json_object_get(l, "count"));
+			}
+		}
+	}
+	json_decref(root);
+	return r;
+}

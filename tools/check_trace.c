@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: MIT
+/*
+ * check_trace.c: user-space side of bpf/iotrack.bpf.c for `iotier check`. Lifecycle: open,
+ * set the device filter in rodata, load, seed the command's pid, attach, poll process events
+ * every 100 ms while the command runs, then read the maps once.
+ */
+#include "check_trace.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "iotrack.skel.h"
+
+struct proc {
+	uint32_t tgid, ppid;
+	char *cmdline; /* NULL until the process execs: it runs its parent's program until then */
+};
+
+struct check_trace {
+	struct iotrack *skel;
+	struct ring_buffer *rb;
+	struct proc *procs;
+	size_t n_procs, cap_procs;
+};
+
+static bool verbose_libbpf;
+
+static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	if (level == LIBBPF_DEBUG && !verbose_libbpf)
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+int check_parse_device(const char *text, uint32_t *dev)
+{
+	char path[64];
+	unsigned ma, mi;
+	struct stat st;
+	char extra;
+
+	if (sscanf(text, "%u:%u%c", &ma, &mi, &extra) == 2) {
+		*dev = ma << 20 | mi;
+		return 0;
+	}
+	if (!strchr(text, '/')) {
+		snprintf(path, sizeof(path), "/dev/%s", text);
+		text = path;
+	}
+	if (stat(text, &st) < 0)
+		return -errno;
+	if (!S_ISBLK(st.st_mode))
+		return -ENOTBLK;
+	*dev = major(st.st_rdev) << 20 | minor(st.st_rdev);
+	return 0;
+}
+
+static struct proc *proc_find(struct check_trace *t, uint32_t tgid)
+{
+	/* Newest first: a reused pid means the latest process. */
+	for (size_t i = t->n_procs; i-- > 0;)
+		if (t->procs[i].tgid == tgid)
+			return &t->procs[i];
+	return NULL;
+}
+
+static struct proc *proc_add(struct check_trace *t, uint32_t tgid, uint32_t ppid)
+{
+	struct proc *p;
+
+	if (t->n_procs == t->cap_procs) {
+		size_t cap = t->cap_procs ? t->cap_procs * 2 : 32;
+		struct proc *procs = realloc(t->procs, cap * sizeof(*procs));
+
+		if (!procs)
+			return NULL;
+		t->procs = procs;
+		t->cap_procs = cap;
+	}
+	p = &t->procs[t->n_procs++];
+	p->tgid = tgid;
+	p->ppid = ppid;
+	p->cmdline = NULL;
+	return p;
+}
+
+static int handle_event(void *ctx, void *data, size_t size)
+{
+	struct check_trace *t = ctx;
+	const struct iotrack_event *e = data;
+	struct proc *p;
+	size_t len;
+
+	if (size < sizeof(*e))
+		return 0;
+	if (e->kind == IOTRACK_EV_FORK) {
+		proc_add(t, e->tgid, e->ppid);
+		return 0;
+	}
+	p = proc_find(t, e->tgid);
+	if (!p)
+		p = proc_add(t, e->tgid, 0);
+	if (!p)
+		return 0;
+	len = e->cmdline_len < IOTRACK_CMDLINE_MAX ? e->cmdline_len : IOTRACK_CMDLINE_MAX - 1;
+	free(p->cmdline);
+	p->cmdline = malloc(len + 1);
+	if (!p->cmdline)
+		return 0;
+	/* /proc/PID/cmdline form: arguments separated by NULs; the rules see them joined by spaces. */
+	for (size_t i = 0; i < len; i++)
+		p->cmdline[i] = e->cmdline[i] ? e->cmdline[i] : ' ';
+	while (len && p->cmdline[len - 1] == ' ')
+		len--;
+	p->cmdline[len] = '\0';
+	return 0;
+}
+
+static const char *cmdline_of(struct check_trace *t, uint32_t tgid)
+{
+	for (int depth = 0; depth < 64 && tgid; depth++) {
+		struct proc *p = proc_find(t, tgid);
+
+		if (!p)
+			break;
+		if (p->cmdline)
+			return p->cmdline;
+		tgid = p->ppid;
+	}
+	return "";
+}
+
+int check_trace_open(struct check_trace **out, const uint32_t *devs, unsigned n_devs,
+		     bool verbose, char *err, size_t errlen)
+{
+	struct check_trace *t;
+	int ret;
+
+	*out = NULL;
+	if (n_devs > IOTRACK_MAX_DEVS) {
+		snprintf(err, errlen, "at most %d devices", IOTRACK_MAX_DEVS);
+		return -EINVAL;
+	}
+	verbose_libbpf = verbose;
+	libbpf_set_print(print_libbpf);
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	/* open: parse the object, nothing in the kernel yet */
+	t->skel = iotrack__open();
+	if (!t->skel) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot open the BPF object: %s", strerror(-ret));
+		goto fail;
+	}
+	/* rodata: the device filter, so that the verifier drops the branch when unused */
+	t->skel->rodata->n_devs = n_devs;
+	for (unsigned i = 0; i < n_devs; i++)
+		t->skel->rodata->devs[i] = devs[i];
+	/* load: verify and create the maps */
+	ret = iotrack__load(t->skel);
+	if (ret) {
+		snprintf(err, errlen, "cannot load the BPF program (needs root or CAP_BPF and "
+			 "CAP_PERFMON, and kernel BTF): %s", strerror(-ret));
+		goto fail;
+	}
+	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), handle_event, t, NULL);
+	if (!t->rb) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot create the ring buffer: %s", strerror(-ret));
+		goto fail;
+	}
+	*out = t;
+	return 0;
+fail:
+	check_trace_close(t);
+	return ret;
+}
+
+int check_trace_follow(struct check_trace *t, pid_t pid)
+{
+	uint32_t key = (uint32_t)pid;
+	uint8_t one = 1;
+
+	if (!proc_add(t, key, 0))
+		return -ENOMEM;
+	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.tracked), &key, &one, BPF_ANY) < 0)
+		return -errno;
+	return 0;
+}
+
+int check_trace_attach(struct check_trace *t, char *err, size_t errlen)
+{
+	/* attach: every tracepoint at once; until then nothing is counted */
+	int ret = iotrack__attach(t->skel);
+
+	if (ret)
+		snprintf(err, errlen, "cannot attach the BPF programs: %s", strerror(-ret));
+	return ret;
+}
+
+int check_trace_poll(struct check_trace *t, int timeout_ms)
+{
+	int ret = ring_buffer__poll(t->rb, timeout_ms);
+
+	return ret == -EINTR ? 0 : ret;
+}
+
+int check_trace_collect(struct check_trace *t, check_classify_fn classify, void *ctx,
+			struct check_report *r)
+{
+	int stats_fd = bpf_map__fd(t->skel->maps.stats);
+	int counters_fd = bpf_map__fd(t->skel->maps.counters);
+	struct iotrack_key key, next;
+	struct iotrack_stats *st = malloc(sizeof(*st));
+	void *prev = NULL;
+	int ret = 0;
+
+	if (!st)
+		return -ENOMEM;
+	/* Late events (an exec just before exit) must be in before the rules are applied. */
+	ring_buffer__consume(t->rb);
+	while (bpf_map_get_next_key(stats_fd, prev, &next) == 0) {
+		enum expect_tier tier;
+		bool leak = false;
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(stats_fd, &key, st) < 0)
+			continue;
+		tier = key.tgid ? classify(&key, cmdline_of(t, key.tgid), &leak, ctx) :
+		       TIER_UNATTRIBUTED;
+		ret = check_report_add(r, tier, &key, st, leak);
+		if (ret < 0)
+			break;
+	}
+	for (uint32_t i = 0; i < IOTRACK_NR_COUNTERS; i++) {
+		uint64_t v = 0;
+
+		if (bpf_map_lookup_elem(counters_fd, &i, &v) == 0)
+			r->counters[i] = v;
+	}
+	free(st);
+	return ret;
+}
+
+void check_trace_close(struct check_trace *t)
+{
+	if (!t)
+		return;
+	ring_buffer__free(t->rb);
+	iotrack__destroy(t->skel);
+	for (size_t i = 0; i < t->n_procs; i++)
+		free(t->procs[i].cmdline);
+	free(t->procs);
+	free(t);
+}

@@ -1,0 +1,512 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmd_check.c: `iotier check`, run a command under the shim while tracing its block I/O, and
+ * hold the result against expectations. Setting a priority proves nothing. What counts is
+ * the class the I/O reached the device with, including writeback the kernel does for the
+ * command, and what the foreground paid in latency. Everything the user typed (rules,
+ * expectations, devices, the baseline) is checked before the command starts, so a typo is
+ * exit status 2 and not a failed CI job after a long benchmark.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check_report.h"
+#include "check_trace.h"
+#include "commands.h"
+#include "config.h"
+#include "expect.h"
+#include "shim_locate.h"
+
+static const char check_help[] =
+	"usage: iotier check [OPTIONS] [--expect EXPR]... [--] CMD [ARGS...]\n"
+	"\n"
+	"Run CMD under libiotier.so, as 'iotier run' does, while tracing its block I/O. Then\n"
+	"report per tier (low, high, default) the requests and bytes by the class they arrived\n"
+	"with at the block layer, the leaks (I/O a tier's thread caused that reached the device\n"
+	"at another class, such as the flusher's writeback of its buffered writes, attributed\n"
+	"to the thread that dirtied the inode), the unattributed kernel I/O, and the latency\n"
+	"per tier and class. Each --expect is then checked against the measurements.\n"
+	"\n"
+	"The tier of each I/O comes from the same rules as the shim's, applied to the thread's\n"
+	"name at submit time, its process name and its command line. After CMD exits, 'iotier\n"
+	"check' calls sync(2), so that the writeback CMD left behind is counted too.\n"
+	"\n"
+	"exit status: 0 when every expectation holds, 1 when one fails or CMD itself fails (each\n"
+	"is reported on its own line), 2 for a usage error (nothing is run).\n"
+	"\n"
+	"options:\n"
+	"  -l, --low RULES        comma-separated rules for the low tier (repeatable)\n"
+	"  -H, --high RULES       rules for the high tier; a high match beats a low one\n"
+	"      --low-class C      idle (default) or be:0..be:7\n"
+	"      --high-class C     keep (default), be:N or rt:N\n"
+	"      --log LEVEL        the shim's log: off, warn (default) or debug\n"
+	"      --config FILE      read IOTIER_* KEY=VALUE lines from FILE\n"
+	"  -d, --device DEV       trace only DEV (/dev/sdb, loop3 or 7:3; repeatable, at most 8);\n"
+	"                         without it every device is traced, and I/O through stacked\n"
+	"                         devices (loop over a file, dm) is counted once per layer\n"
+	"  -e, --expect EXPR      an expectation such as 'high.read.p99 < 2ms' (repeatable);\n"
+	"                         the grammar is in docs/check-expressions.md\n"
+	"  -b, --baseline FILE    a report saved with --json, for 'baseline.' paths\n"
+	"  -j, --json FILE        write the whole report to FILE (a CI artifact)\n"
+	"      --no-sync          do not sync(2) after CMD exits\n"
+	"  -v, --verbose          show libbpf's debug output\n"
+	"\n"
+	"paths: TIER[.OP][.CLASS][.leak[.CAUSE]].METRIC with TIER low, high, default or\n"
+	"unattributed; OP read, write or other; CLASS none, rt, be or idle; CAUSE submit,\n"
+	"writeback, journal or other; METRIC bytes, count, pN (p99, p99.9), max, mean, class,\n"
+	"or ratio (of leaked bytes). Units: ns us ms s, B KiB MiB GiB, %.\n"
+	"\n"
+	"examples:\n"
+	"  iotier check --low 'rocksdb:low*' -d nvme0n1 --expect 'low.write.class == idle' \\\n"
+	"      -- db_bench --benchmarks=readwhilewriting --use_direct_io_for_flush_and_compaction\n"
+	"      compaction I/O must reach the disk at idle\n"
+	"  iotier check --low 'bg-*' -d loop3 --expect 'low.leak.bytes == 0' -- ./loader\n"
+	"      fail when the low threads' writes escape idle, for example through writeback\n"
+	"  iotier check --low 'rocksdb:low*' --high 'db_bench' -d sdb --json run.json \\\n"
+	"      --baseline main.json --expect 'high.read.p99.9 <= 1.5 * baseline.read.p99.9' \\\n"
+	"      -- db_bench --benchmarks=readwhilewriting\n"
+	"      fail when foreground p99.9 regresses by more than half against a saved run\n";
+
+enum { OPT_LOW_CLASS = 256, OPT_HIGH_CLASS, OPT_LOG, OPT_CONFIG, OPT_NO_SYNC };
+
+static const struct option check_options[] = {
+	{ "low", required_argument, NULL, 'l' },
+	{ "high", required_argument, NULL, 'H' },
+	{ "low-class", required_argument, NULL, OPT_LOW_CLASS },
+	{ "high-class", required_argument, NULL, OPT_HIGH_CLASS },
+	{ "log", required_argument, NULL, OPT_LOG },
+	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "device", required_argument, NULL, 'd' },
+	{ "expect", required_argument, NULL, 'e' },
+	{ "baseline", required_argument, NULL, 'b' },
+	{ "json", required_argument, NULL, 'j' },
+	{ "no-sync", no_argument, NULL, OPT_NO_SYNC },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+#define MAX_EXPECTS 64
+
+struct check_args {
+	const char *expr_text[MAX_EXPECTS];
+	struct expect *exprs;
+	int n_exprs;
+	const char *devices[IOTRACK_MAX_DEVS + 1];
+	uint32_t devs[IOTRACK_MAX_DEVS];
+	unsigned n_devs;
+	const char *baseline, *json;
+	bool no_sync, verbose;
+};
+
+/* Append @value to the comma-joined list in @key, as repeated --low flags do in `iotier run`. */
+static int env_append(const char *key, const char *value, int *seen)
+{
+	const char *old = *seen ? getenv(key) : NULL;
+	char *joined;
+	int ret;
+
+	*seen = 1;
+	if (!old || !*old)
+		return setenv(key, value, 1);
+	if (asprintf(&joined, "%s,%s", old, value) < 0)
+		return -1;
+	ret = setenv(key, joined, 1);
+	free(joined);
+	return ret;
+}
+
+static const char *lookup_env(const char *key, void *ctx)
+{
+	(void)ctx;
+	return getenv(key);
+}
+
+/* The configuration the shim will load; the rules also classify the traced I/O. */
+static int load_config(struct config *cfg)
+{
+	static char file_text[64 * 1024];
+	const char *file = getenv("IOTIER_CONFIG");
+	char err[RULE_ERROR_MAX + 64];
+
+	if (file && *file) {
+		int ret = config_read_file(file, file_text, sizeof(file_text));
+
+		if (ret < 0)
+			return usage_error("check", "--config %s: %s", file, strerror(-ret));
+	}
+	if (config_load(cfg, lookup_env, NULL, file && *file ? file_text : NULL, err,
+			sizeof(err)) < 0)
+		return usage_error("check", "%s", err);
+	return 0;
+}
+
+static bool ioprio_is(uint16_t got, int want)
+{
+	unsigned want_class = ((unsigned)want >> 13) & 7;
+
+	if (((got >> 13) & 7) != want_class)
+		return false;
+	/* Levels mean nothing for idle. */
+	return want_class == 3 || (got & 7) == ((unsigned)want & 7);
+}
+
+static enum expect_tier classify(const struct iotrack_key *key, const char *cmdline, bool *leak,
+				 void *ctx)
+{
+	const struct config *cfg = ctx;
+	char comm[IOTRACK_COMM_LEN + 1], pcomm[IOTRACK_COMM_LEN + 1];
+	enum iotier_tier thread_tier, process_tier;
+
+	memcpy(comm, key->comm, IOTRACK_COMM_LEN);
+	comm[IOTRACK_COMM_LEN] = '\0';
+	memcpy(pcomm, key->pcomm, IOTRACK_COMM_LEN);
+	pcomm[IOTRACK_COMM_LEN] = '\0';
+	thread_tier = tier_from_thread_rules(&cfg->rules, comm);
+	process_tier = tier_from_process_rules(&cfg->rules, pcomm, cmdline);
+	switch (tier_resolve(IOTIER_DEFAULT, thread_tier, process_tier)) {
+	case IOTIER_LOW:
+		*leak = !ioprio_is(key->ioprio, cfg->low_ioprio);
+		return TIER_LOW;
+	case IOTIER_HIGH:
+		/* "keep" promises nothing but not being demoted: idle is the only leak then. */
+		*leak = cfg->high_ioprio == IOPRIO_KEEP ? ((key->ioprio >> 13) & 7) == 3 :
+			!ioprio_is(key->ioprio, cfg->high_ioprio);
+		return TIER_HIGH;
+	default:
+		*leak = false;
+		return TIER_DEFAULT;
+	}
+}
+
+static int parse_args(int argc, char **argv, struct check_args *a)
+{
+	int seen_low = 0, seen_high = 0, opt, ret;
+
+	optind = 0;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+:l:H:d:e:b:j:vh", check_options, NULL)) != -1) {
+		ret = 0;
+		switch (opt) {
+		case 'l':
+			ret = env_append("IOTIER_LOW", optarg, &seen_low);
+			break;
+		case 'H':
+			ret = env_append("IOTIER_HIGH", optarg, &seen_high);
+			break;
+		case OPT_LOW_CLASS:
+			ret = setenv("IOTIER_LOW_CLASS", optarg, 1);
+			break;
+		case OPT_HIGH_CLASS:
+			ret = setenv("IOTIER_HIGH_CLASS", optarg, 1);
+			break;
+		case OPT_LOG:
+			ret = setenv("IOTIER_LOG", optarg, 1);
+			break;
+		case OPT_CONFIG:
+			ret = setenv("IOTIER_CONFIG", optarg, 1);
+			break;
+		case 'd': {
+			int err;
+
+			if (a->n_devs == IOTRACK_MAX_DEVS)
+				return usage_error("check", "too many devices at '%s' (at most %d)",
+						   optarg, IOTRACK_MAX_DEVS);
+			err = check_parse_device(optarg, &a->devs[a->n_devs]);
+			if (err < 0)
+				return usage_error("check", "--device '%s': %s", optarg,
+						   err == -ENOTBLK ? "not a block device" :
+						   strerror(-err));
+			a->devices[a->n_devs++] = optarg;
+			break;
+		}
+		case 'e':
+			if (a->n_exprs == MAX_EXPECTS)
+				return usage_error("check", "too many expectations at '%s' (at most "
+						   "%d)", optarg, MAX_EXPECTS);
+			a->expr_text[a->n_exprs++] = optarg;
+			break;
+		case 'b':
+			a->baseline = optarg;
+			break;
+		case 'j':
+			a->json = optarg;
+			break;
+		case OPT_NO_SYNC:
+			a->no_sync = true;
+			break;
+		case 'v':
+			a->verbose = true;
+			break;
+		case 'h':
+			fputs(check_help, stdout);
+			return -1;
+		case ':':
+			return usage_error("check", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage_error("check", "unknown option '%s'", argv[optind - 1]);
+		}
+		if (ret < 0) {
+			perror("iotier check: setenv");
+			return 1;
+		}
+	}
+	if (optind >= argc)
+		return usage_error("check", "no command given");
+	return 0;
+}
+
+static int json_dir_writable(const char *path)
+{
+	char copy[PATH_MAX];
+
+	snprintf(copy, sizeof(copy), "%s", path);
+	return access(dirname(copy), W_OK);
+}
+
+static volatile sig_atomic_t child_pid;
+
+static void forward_signal(int sig)
+{
+	if (child_pid > 0)
+		kill(child_pid, sig);
+}
+
+/*
+ * Start CMD stopped on a pipe, follow it, attach, then let it exec: the tracked-process map
+ * must hold its pid before its first I/O, and its first I/O may be the exec itself.
+ * Returns the pid, or -1 after printing why (exit status in *status: 126 or 127).
+ */
+static pid_t start_command(char **argv, struct check_trace *trace, int *status)
+{
+	int go[2], exec_err[2], err = 0;
+	char msg[256];
+	pid_t pid;
+
+	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(exec_err, O_CLOEXEC) < 0) {
+		perror("iotier check: pipe");
+		*status = 1;
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		perror("iotier check: fork");
+		*status = 1;
+		return -1;
+	}
+	if (pid == 0) {
+		char c;
+
+		close(go[1]);
+		close(exec_err[0]);
+		signal(SIGINT, SIG_DFL);
+		/* EOF without a byte: the parent could not start tracing. */
+		if (read(go[0], &c, 1) != 1)
+			_exit(126);
+		execvp(argv[0], argv);
+		err = errno;
+		if (write(exec_err[1], &err, sizeof(err)) < 0)
+			_exit(126);
+		_exit(err == ENOENT ? 127 : 126);
+	}
+	close(go[0]);
+	close(exec_err[1]);
+	child_pid = pid;
+	if (check_trace_follow(trace, pid) < 0 || check_trace_attach(trace, msg, sizeof(msg)) < 0) {
+		fprintf(stderr, "iotier check: %s\n", msg[0] ? msg : "cannot follow the command");
+		close(go[1]);
+		close(exec_err[0]);
+		waitpid(pid, NULL, 0);
+		*status = 1;
+		return -1;
+	}
+	if (write(go[1], "g", 1) != 1)
+		perror("iotier check: write");
+	close(go[1]);
+	if (read(exec_err[0], &err, sizeof(err)) == (ssize_t)sizeof(err)) {
+		fprintf(stderr, "iotier check: cannot run '%s': %s\n", argv[0], strerror(err));
+		close(exec_err[0]);
+		waitpid(pid, NULL, 0);
+		*status = err == ENOENT ? 127 : 126;
+		return -1;
+	}
+	close(exec_err[0]);
+	return pid;
+}
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int check_main(int argc, char **argv)
+{
+	static struct config cfg; /* large: rule globs are inline */
+	struct check_args a = { 0 };
+	struct check_report *baseline = NULL, *report = NULL;
+	struct check_outcome *outcomes = NULL;
+	struct check_trace *trace = NULL;
+	struct sigaction sa = { 0 }, old_int, old_term;
+	char err[EXPECT_ERROR_MAX + 256], shim[PATH_MAX];
+	int ret, status = 0, exit_code = 1, failed = 0, cmd_status;
+	double started;
+	pid_t pid;
+
+	ret = parse_args(argc, argv, &a);
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	ret = load_config(&cfg);
+	if (ret)
+		return ret;
+	a.exprs = calloc((size_t)a.n_exprs + 1, sizeof(*a.exprs));
+	outcomes = calloc((size_t)a.n_exprs + 1, sizeof(*outcomes));
+	if (!a.exprs || !outcomes) {
+		fprintf(stderr, "iotier check: out of memory\n");
+		goto cleanup;
+	}
+	for (int i = 0; i < a.n_exprs; i++)
+		if (expect_parse(a.expr_text[i], a.baseline != NULL, &a.exprs[i], err,
+				 sizeof(err)) < 0) {
+			exit_code = usage_error("check", "--expect '%s': %s", a.expr_text[i], err);
+			goto cleanup;
+		}
+	if (a.baseline) {
+		baseline = check_report_read_json(a.baseline, err, sizeof(err));
+		if (!baseline) {
+			exit_code = usage_error("check", "--baseline: %s", err);
+			goto cleanup;
+		}
+	}
+	if (a.json && json_dir_writable(a.json) < 0) {
+		exit_code = usage_error("check", "--json '%s': %s", a.json, strerror(errno));
+		goto cleanup;
+	}
+	if (shim_locate(shim, sizeof(shim), err, sizeof(err)) < 0) {
+		fprintf(stderr, "iotier check: %s\n", err);
+		goto cleanup;
+	}
+	report = check_report_new();
+	if (!report) {
+		fprintf(stderr, "iotier check: out of memory\n");
+		goto cleanup;
+	}
+	if (check_trace_open(&trace, a.devs, a.n_devs, a.verbose, err, sizeof(err)) < 0) {
+		fprintf(stderr, "iotier check: %s\n", err);
+		goto cleanup;
+	}
+	if (shim_preload_env(shim) < 0) {
+		perror("iotier check: setenv LD_PRELOAD");
+		goto cleanup;
+	}
+
+	/* Like time(1): ^C reaches CMD from the terminal and we report what it did until then. */
+	sa.sa_handler = forward_signal;
+	sigaction(SIGTERM, &sa, &old_term);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGINT, &sa, &old_int);
+	started = now_seconds();
+	pid = start_command(argv + optind, trace, &cmd_status);
+	if (pid < 0) {
+		exit_code = cmd_status;
+		goto restore;
+	}
+	for (;;) {
+		pid_t w;
+
+		ret = check_trace_poll(trace, 100);
+		if (ret < 0) {
+			fprintf(stderr, "iotier check: reading events: %s\n", strerror(-ret));
+			kill(pid, SIGTERM);
+		}
+		w = waitpid(pid, &status, WNOHANG);
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR) {
+			perror("iotier check: waitpid");
+			goto restore;
+		}
+	}
+	child_pid = 0;
+	cmd_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	/* Writeback CMD left in the page cache is CMD's I/O too: make the flusher do it now. */
+	if (!a.no_sync)
+		sync();
+	check_trace_poll(trace, 0);
+	ret = check_trace_collect(trace, classify, &cfg, report);
+	if (ret < 0) {
+		fprintf(stderr, "iotier check: reading the maps: %s\n", strerror(-ret));
+		goto restore;
+	}
+
+	printf("\n");
+	check_report_print(report, stdout);
+	if (a.n_exprs)
+		printf("\nexpectations:\n");
+	for (int i = 0; i < a.n_exprs; i++) {
+		struct check_sources src = { report, baseline };
+		struct expect_result *res = &outcomes[i].result;
+
+		outcomes[i].expr = a.expr_text[i];
+		expect_eval(&a.exprs[i], check_report_lookup, &src, res);
+		if (!res->holds)
+			failed++;
+		if (res->no_data)
+			printf("  FAIL  %s: %s\n", a.expr_text[i], res->measured);
+		else
+			printf("  %-4s  %s: measured %s, limit %s\n", res->holds ? "ok" : "FAIL",
+			       a.expr_text[i], res->measured, res->limit);
+	}
+	if (cmd_status)
+		printf("\ncommand failed: '%s' exited with status %d\n", argv[optind], cmd_status);
+	if (a.json) {
+		struct check_meta meta = {
+			.argv = (const char *const *)(argv + optind),
+			.exit_status = cmd_status,
+			.seconds = now_seconds() - started,
+			.low_rules = getenv("IOTIER_LOW"),
+			.high_rules = getenv("IOTIER_HIGH"),
+			.low_class = getenv("IOTIER_LOW_CLASS"),
+			.high_class = getenv("IOTIER_HIGH_CLASS"),
+			.devices = a.devices,
+		};
+
+		if (check_report_write_json(report, &meta, outcomes, a.n_exprs, a.json, err,
+					    sizeof(err)) < 0) {
+			fprintf(stderr, "iotier check: %s\n", err);
+			goto restore;
+		}
+	}
+	if (failed)
+		printf("%d of %d expectations failed\n", failed, a.n_exprs);
+	exit_code = failed || cmd_status ? 1 : 0;
+restore:
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+cleanup:
+	check_trace_close(trace);
+	check_report_free(report);
+	check_report_free(baseline);
+	free(outcomes);
+	free(a.exprs);
+	return exit_code;
+}
+
+const struct command command_check = {
+	.name = "check",
+	.summary = "run a command traced, report I/O per tier and class, check expectations",
+	.help = check_help,
+	.main = check_main,
+};
