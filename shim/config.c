@@ -53,6 +53,38 @@ static int parse_log(struct config *cfg, const char *value, char *err, size_t er
 	return 0;
 }
 
+static int parse_cgroup(struct config *cfg, const char *value, char *err, size_t errlen)
+{
+	static const char *const names[] = {
+		[CGROUP_AUTO] = "auto", [CGROUP_OFF] = "off", [CGROUP_V1] = "v1", [CGROUP_V2] = "v2",
+	};
+
+	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(value, names[i])) {
+			cfg->cgroup_mode = (enum cgroup_mode)i;
+			return 0;
+		}
+	snprintf(err, errlen, "bad cgroup mode '%s': expected off, auto, v1 or v2", value);
+	return -1;
+}
+
+/* A decimal in 1..10000, the range of cgroup v2 io.weight; no sign, no spaces, no suffix. */
+static int parse_low_weight(struct config *cfg, const char *value, char *err, size_t errlen)
+{
+	unsigned long weight = 0;
+	const char *p = value;
+
+	for (; *p >= '0' && *p <= '9' && weight <= LOW_WEIGHT_MAX; p++)
+		weight = weight * 10 + (unsigned long)(*p - '0');
+	if (p == value || *p || weight < 1 || weight > LOW_WEIGHT_MAX) {
+		snprintf(err, errlen, "bad weight '%s': expected an integer from 1 to %d", value,
+			 LOW_WEIGHT_MAX);
+		return -1;
+	}
+	cfg->low_weight = (unsigned)weight;
+	return 0;
+}
+
 static const struct {
 	const char *key;
 	key_parser parse;
@@ -62,6 +94,8 @@ static const struct {
 	{ "IOTIER_LOW_CLASS", parse_low_class },
 	{ "IOTIER_HIGH_CLASS", parse_high_class },
 	{ "IOTIER_LOG", parse_log },
+	{ "IOTIER_CGROUP", parse_cgroup },
+	{ "IOTIER_LOW_WEIGHT", parse_low_weight },
 };
 
 #define N_KEYS (sizeof(config_table) / sizeof(config_table[0]))
@@ -77,6 +111,8 @@ static void config_defaults(struct config *cfg)
 	cfg->low_ioprio = IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0);
 	cfg->high_ioprio = IOPRIO_KEEP;
 	cfg->log = LOG_WARN;
+	cfg->cgroup_mode = CGROUP_AUTO;
+	cfg->low_weight = LOW_WEIGHT_DEFAULT;
 }
 
 static int key_index(const char *key, size_t keylen)

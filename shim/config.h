@@ -14,11 +14,19 @@
 
 enum log_level { LOG_OFF = 0, LOG_WARN = 1, LOG_DEBUG = 2 };
 
+/* Which cgroup hierarchy low processes are placed in (IOTIER_CGROUP); see cgroup_tier.h. */
+enum cgroup_mode { CGROUP_AUTO = 0, CGROUP_OFF, CGROUP_V1, CGROUP_V2 };
+
+#define LOW_WEIGHT_DEFAULT 10   /* IOTIER_LOW_WEIGHT, on io.weight's 1..10000 scale */
+#define LOW_WEIGHT_MAX 10000
+
 struct config {
 	struct tier_rules rules;
 	int low_ioprio;        /* what low threads get; idle by default */
 	int high_ioprio;       /* IOPRIO_KEEP, or what high threads get */
 	enum log_level log;
+	enum cgroup_mode cgroup_mode;  /* IOTIER_CGROUP: auto unless configured */
+	unsigned low_weight;           /* IOTIER_LOW_WEIGHT: the low cgroup's io/blkio weight */
 };
 
 /* Where a value comes from: the environment, or a KEY=VALUE file. */

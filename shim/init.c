@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "cgroup_tier.h"
 #include "real.h"
 #include "shim.h"
 
@@ -104,6 +105,8 @@ static void init_once_body(void)
 			       "process");
 		goto disable;
 	}
+	/* before the first tier is worked out: stale clean-up, and v1/v2 chosen */
+	cgroup_tier_init(&shim.cfg);
 	kinds = shim.cfg.rules.low.kind_mask | shim.cfg.rules.high.kind_mask;
 	shim.cmdline_rules = kinds & (1u << RULE_CMDLINE);
 	shim.process_rules = kinds & ((1u << RULE_CMDLINE) | (1u << RULE_COMM));
@@ -120,6 +123,13 @@ disable:
 void shim_init(void)
 {
 	pthread_once(&init_once, init_once_body);
+}
+
+/* Leave the low cgroup and remove it; a killed process leaves it to the next run's init. */
+__attribute__((destructor)) static void shim_destructor(void)
+{
+	if (atomic_load(&shim.status) == SHIM_ACTIVE)
+		cgroup_tier_exit();
 }
 
 __attribute__((constructor)) static void shim_constructor(void)

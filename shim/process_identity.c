@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cgroup_tier.h"
 #include "shim.h"
 
 #define TITLE_MAX 4096
@@ -128,6 +129,7 @@ static void refresh_locked(void)
 		return;
 	shim_log(LOG_DEBUG, "process '%s' (%.60s) is now %s", comm, cmdline,
 		 tier == IOTIER_LOW ? "low" : tier == IOTIER_HIGH ? "high" : "untagged");
+	cgroup_tier_process(tier == IOTIER_LOW); /* before threads: v1 may move some back */
 	threads_reevaluate_all();
 }
 

@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "cgroup_tier.h"
 #include "shim.h"
 
 struct shim_globals shim;
@@ -258,6 +259,7 @@ static int evaluate_locked(struct state_slot *slot)
 	by_process = atomic_load(&shim.process_tier);
 	tier = tier_resolve(slot->explicit_tier, by_thread, by_process);
 	err = apply_tier(slot, tid, tier);
+	cgroup_tier_thread(tid, tier == IOTIER_LOW); /* v1 only; no syscall until a low cgroup exists */
 	if ((int32_t)tier != slot->tier)
 		shim_log(LOG_DEBUG, "thread %d '%s' is now %s (%s)", (int)tid, name,
 			 tier == IOTIER_LOW ? "low" : tier == IOTIER_HIGH ? "high" : "untagged",

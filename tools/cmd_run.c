@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cgroup_place.h"
 #include "commands.h"
 #include "config.h"
 #include "shim_locate.h"
@@ -31,6 +32,11 @@ static const char run_help[] =
 	"      --high-class C     keep (default), be:N or rt:N\n"
 	"      --log LEVEL        off, warn (default) or debug, on CMD's stderr\n"
 	"      --config FILE      read IOTIER_* KEY=VALUE lines from FILE\n"
+	"      --cgroup MODE      auto (default), v1, v2 or off: where low processes get a\n"
+	"                         cgroup weight (IOTIER_CGROUP)\n"
+	"      --cgroup-weight N  put CMD as a whole in a low cgroup with io weight N\n"
+	"                         (1-10000, default 10; bfq caps at 1000) before it starts;\n"
+	"                         also the weight for processes a low rule matches\n"
 	"\n"
 	"A rule is thread:GLOB (the default kind: the thread's name), comm:GLOB (the process\n"
 	"name) or cmdline:GLOB (the whole command line). Globs are fnmatch(3) patterns.\n"
@@ -41,9 +47,13 @@ static const char run_help[] =
 	"  iotier run --low 'rocksdb:low*,rocksdb:high*' -- db_bench ...\n"
 	"      compaction and flush both low\n"
 	"  iotier run --low 'cmdline:postgres: *autovacuum*' --low-class be:7 -- postgres -D data\n"
-	"      autovacuum workers at best-effort level 7\n";
+	"      autovacuum workers at best-effort level 7\n"
+	"  iotier run --cgroup-weight 10 -- pg_basebackup -D /backup\n"
+	"      the whole backup, writeback included, at io weight 10 in <cgroup>/iotier-low.PID\n"
+	"  iotier run --low 'comm:compactor' --cgroup v1 -- ./compactor\n"
+	"      a matching process is moved to the blkio cgroup as well as tagged idle\n";
 
-enum { OPT_LOW_CLASS = 256, OPT_HIGH_CLASS, OPT_LOG, OPT_CONFIG };
+enum { OPT_LOW_CLASS = 256, OPT_HIGH_CLASS, OPT_LOG, OPT_CONFIG, OPT_CGROUP, OPT_CGROUP_WEIGHT };
 
 static const struct option run_options[] = {
 	{ "low", required_argument, NULL, 'l' },
@@ -52,6 +62,8 @@ static const struct option run_options[] = {
 	{ "high-class", required_argument, NULL, OPT_HIGH_CLASS },
 	{ "log", required_argument, NULL, OPT_LOG },
 	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "cgroup", required_argument, NULL, OPT_CGROUP },
+	{ "cgroup-weight", required_argument, NULL, OPT_CGROUP_WEIGHT },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -101,7 +113,7 @@ static int validate_config(void)
 
 static int run_main(int argc, char **argv)
 {
-	int seen_low = 0, seen_high = 0, opt, ret;
+	int seen_low = 0, seen_high = 0, place_low = 0, opt, ret;
 	char shim[PATH_MAX], err[PATH_MAX + 128];
 
 	optind = 0;
@@ -125,6 +137,13 @@ static int run_main(int argc, char **argv)
 			break;
 		case OPT_CONFIG:
 			ret = setenv("IOTIER_CONFIG", optarg, 1);
+			break;
+		case OPT_CGROUP:
+			ret = setenv("IOTIER_CGROUP", optarg, 1);
+			break;
+		case OPT_CGROUP_WEIGHT:
+			place_low = 1;
+			ret = setenv("IOTIER_LOW_WEIGHT", optarg, 1);
 			break;
 		case 'h':
 			fputs(run_help, stdout);
@@ -152,6 +171,8 @@ static int run_main(int argc, char **argv)
 		perror("iotier run: setenv LD_PRELOAD");
 		return 1;
 	}
+	if (place_low && (ret = cgroup_place_before_exec()))
+		return ret;
 	execvp(argv[optind], argv + optind);
 	ret = errno;
 	fprintf(stderr, "iotier run: cannot run '%s': %s\n", argv[optind], strerror(ret));

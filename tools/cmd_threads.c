@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <linux/ioprio.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "cgroup_tier.h"
 #include "commands.h"
 #include "rules.h"
 #include "state_table.h"
@@ -26,7 +28,10 @@ static const char threads_help[] =
 	"\n"
 	"List the threads of PID: tid, name, the tier iotier gave each (and why: a thread\n"
 	"rule, a process rule or an explicit iotier_set_tier() call), and the I/O priority\n"
-	"class and level that ioprio_get(2) reports for it now.\n"
+	"class and level that ioprio_get(2) reports for it now, then the thread's io cgroup\n"
+	"(blkio on cgroup v1, the unified cgroup on v2) and that cgroup's weight ('-' when it\n"
+	"has none, as the root). On v1 low threads can sit in iotier-low.PID on their own; on\n"
+	"v2 every thread of a process shares one cgroup, so the column is the same for all.\n"
 	"\n"
 	"examples:\n"
 	"  iotier threads $(pidof db_bench)\n"
@@ -150,7 +155,8 @@ static int threads_main(int argc, char **argv)
 {
 	struct state_table *table;
 	const char *why;
-	char *end, path[64], cls[16], name[32], tidstr[16];
+	char *end, path[64], cls[16], name[32], tidstr[16], cgroup[PATH_MAX], wstr[16];
+	unsigned weight;
 	struct dirent *entry;
 	int *tids = NULL;
 	size_t count = 0, cap = 0;
@@ -204,7 +210,8 @@ static int threads_main(int argc, char **argv)
 	} else {
 		printf("pid %ld: %s\n", pid, why);
 	}
-	printf("%8s  %-16s %-5s %-9s %s\n", "TID", "NAME", "TIER", "BY", "IOPRIO");
+	printf("%8s  %-16s %-5s %-9s %-7s %-6s %s\n", "TID", "NAME", "TIER", "BY", "IOPRIO",
+	       "WEIGHT", "CGROUP");
 	for (size_t i = 0; i < count; i++) {
 		const struct state_slot *slot = slot_for(table, tids[i]);
 		long prio = syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, tids[i]);
@@ -213,9 +220,12 @@ static int threads_main(int argc, char **argv)
 		read_comm((pid_t)pid, tidstr, name, sizeof(name));
 		if (!name[0])
 			continue; /* exited while we looked */
-		printf("%8d  %-16s %-5s %-9s %s\n", tids[i], name,
+		if (cgroup_describe_task((pid_t)pid, tids[i], cgroup, sizeof(cgroup), &weight) < 0)
+			snprintf(cgroup, sizeof(cgroup), "?");
+		snprintf(wstr, sizeof(wstr), weight ? "%u" : "-", weight);
+		printf("%8d  %-16s %-5s %-9s %-7s %-6s %s\n", tids[i], name,
 		       table ? tier_name(slot ? slot->tier : 0) : "?", table ? reason(slot) : "-",
-		       prio < 0 ? "?" : ioprio_format((int)prio, cls, sizeof(cls)));
+		       prio < 0 ? "?" : ioprio_format((int)prio, cls, sizeof(cls)), wstr, cgroup);
 	}
 	free(table);
 	free(tids);

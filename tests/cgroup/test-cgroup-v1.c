@@ -1,0 +1,505 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Description: cgroup_tier on the host's real cgroup v1 blkio hierarchy. A low process
+ * lands in iotier-low.<pid> with the configured blkio.bfq.weight (all its threads); in a
+ * mixed process only the low threads move; the cgroups are removed at exit, and stale empty
+ * ones of dead processes by the next init; without permission (read-only cgroup mount in a
+ * private mount namespace, and a non-root user) exactly one "iotier: " warning line appears
+ * and ioprio tagging still works. Every case runs in a forked child inside a throwaway
+ * iotier-test.<pid> cgroup that is removed whatever happens.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/ioprio.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cgroup_tier.h"
+#include "config.h"
+#include "sandbox.h"
+#include "test_env.h"
+
+#define WEIGHT 37
+
+static struct sandbox sb;
+
+#define CHECK(cond, ...)                                                                   \
+	do {                                                                               \
+		if (!(cond)) {                                                             \
+			fprintf(stderr, "%s:%d: check failed: %s: ", __func__, __LINE__, #cond); \
+			fprintf(stderr, __VA_ARGS__);                                      \
+			fputc('\n', stderr);                                               \
+			return 1;                                                          \
+		}                                                                          \
+	} while (0)
+
+static pid_t gettid_(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+static void load_config(struct config *cfg, unsigned weight)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->cgroup_mode = CGROUP_V1;
+	cfg->low_weight = weight;
+	cfg->log = LOG_WARN;
+}
+
+/* Threads that park until told to finish, so their cgroups can be read. */
+static int park_fd[2];
+
+static void *parked(void *arg)
+{
+	char c;
+
+	*(pid_t *)arg = gettid_();
+	while (read(park_fd[0], &c, 1) < 0 && errno == EINTR)
+		;
+	return NULL;
+}
+
+static int start_parked(pthread_t *t, pid_t *tid)
+{
+	*tid = 0;
+	if (pthread_create(t, NULL, parked, tid))
+		return -1;
+	while (!__atomic_load_n(tid, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	return 0;
+}
+
+static int where(pid_t tid, char *out, size_t len)
+{
+	return task_cgroup_path(&sb, getpid(), tid, out, len);
+}
+
+static int case_low_process(void)
+{
+	char cg[PATH_MAX], want[PATH_MAX + 32], dir[PATH_MAX + 32], path[PATH_MAX + 64], text[64];
+	struct config cfg;
+	pthread_t t;
+	pid_t tid;
+
+	load_config(&cfg, WEIGHT);
+	CHECK(start_parked(&t, &tid) == 0, "pthread_create");
+	CHECK(cgroup_tier_init(&cfg) == 0, "init");
+	CHECK(cgroup_tier_version() == 1, "version %d", cgroup_tier_version());
+	cgroup_tier_process(true);
+	snprintf(want, sizeof(want), "%s/iotier-low.%d", sb.rel, (int)getpid());
+	CHECK(where(getpid(), cg, sizeof(cg)) == 0 && !strcmp(cg, want), "main in %s, want %s",
+	      cg, want);
+	CHECK(where(tid, cg, sizeof(cg)) == 0 && !strcmp(cg, want), "thread in %s, want %s", cg,
+	      want);
+	snprintf(dir, sizeof(dir), "%s/iotier-low.%d", sb.dir, (int)getpid());
+	snprintf(path, sizeof(path), "%s/blkio.bfq.weight", dir);
+	CHECK(read_small(path, text, sizeof(text)) == 0 && !strcmp(text, "37"),
+	      "blkio.bfq.weight '%s'", text);
+	unsigned weight;
+
+	CHECK(cgroup_describe_task(getpid(), tid, cg, sizeof(cg), &weight) == 1, "describe");
+	CHECK(!strcmp(cg, want) && weight == WEIGHT, "describe says %s %u", cg, weight);
+	cgroup_tier_exit();
+	CHECK(where(getpid(), cg, sizeof(cg)) == 0 && !strcmp(cg, sb.rel), "after exit in %s", cg);
+	CHECK(where(tid, cg, sizeof(cg)) == 0 && !strcmp(cg, sb.rel), "thread after exit in %s",
+	      cg);
+	CHECK(!dir_exists(dir), "%s left behind", dir);
+	return 0;
+}
+
+static int case_mixed_process(void)
+{
+	char cg[PATH_MAX], low[PATH_MAX + 32], dir[PATH_MAX + 32];
+	struct config cfg;
+	pthread_t t1, t2;
+	pid_t low_tid, high_tid;
+	unsigned weight;
+
+	load_config(&cfg, WEIGHT);
+	CHECK(start_parked(&t1, &low_tid) == 0 && start_parked(&t2, &high_tid) == 0, "threads");
+	CHECK(cgroup_tier_init(&cfg) == 0, "init");
+	cgroup_tier_thread(low_tid, true);
+	cgroup_tier_thread(high_tid, false);
+	snprintf(low, sizeof(low), "%s/iotier-low.%d", sb.rel, (int)getpid());
+	CHECK(where(low_tid, cg, sizeof(cg)) == 0 && !strcmp(cg, low), "low thread in %s", cg);
+	CHECK(where(high_tid, cg, sizeof(cg)) == 0 && !strcmp(cg, sb.rel), "high thread in %s",
+	      cg);
+	CHECK(where(getpid(), cg, sizeof(cg)) == 0 && !strcmp(cg, sb.rel), "main thread in %s",
+	      cg);
+	CHECK(cgroup_describe_task(getpid(), low_tid, cg, sizeof(cg), &weight) == 1 &&
+	      weight == WEIGHT, "low thread weight %u", weight);
+	CHECK(cgroup_describe_task(getpid(), high_tid, cg, sizeof(cg), &weight) == 1 &&
+	      weight == 100, "high thread weight %u (the sandbox's default)", weight);
+	/* a low thread that turns high goes back */
+	cgroup_tier_thread(low_tid, false);
+	CHECK(where(low_tid, cg, sizeof(cg)) == 0 && !strcmp(cg, sb.rel), "re-tiered thread in %s",
+	      cg);
+	cgroup_tier_thread(low_tid, true);
+	cgroup_tier_exit();
+	snprintf(dir, sizeof(dir), "%s/iotier-low.%d", sb.dir, (int)getpid());
+	CHECK(!dir_exists(dir), "%s left behind", dir);
+	CHECK(where(low_tid, cg, sizeof(cg)) == 0 && !strcmp(cg, sb.rel), "low thread after exit");
+	return 0;
+}
+
+static int case_stale(void)
+{
+	char dead[PATH_MAX + 32], live[PATH_MAX + 32], other[PATH_MAX + 32];
+	struct config cfg;
+	pid_t child = fork();
+
+	CHECK(child >= 0, "fork");
+	if (!child)
+		_exit(0);
+	waitpid(child, NULL, 0);
+	snprintf(dead, sizeof(dead), "%s/iotier-low.%d", sb.dir, (int)child);
+	snprintf(live, sizeof(live), "%s/iotier-low.%d", sb.dir, (int)getppid());
+	snprintf(other, sizeof(other), "%s/not-iotier", sb.dir);
+	CHECK(mkdir(dead, 0755) == 0 && mkdir(live, 0755) == 0 && mkdir(other, 0755) == 0,
+	      "mkdir: %s", strerror(errno));
+	load_config(&cfg, WEIGHT);
+	CHECK(cgroup_tier_init(&cfg) == 0, "init");
+	CHECK(!dir_exists(dead), "stale %s not removed", dead);
+	CHECK(dir_exists(live), "%s of a live process removed", live);
+	CHECK(dir_exists(other), "%s removed", other);
+	rmdir(live);
+	rmdir(other);
+	return 0;
+}
+
+/*
+ * Stderr goes to a file so the warning can be counted; then try everything twice and make
+ * sure ioprio tagging is unaffected.
+ */
+static int attempt_without_permission(const char *how)
+{
+	char path[] = "/tmp/iotier-cgroup-stderr.XXXXXX", text[1024], cg[PATH_MAX];
+	struct config cfg;
+	int fd = mkstemp(path), saved = dup(2), lines = 0;
+	pid_t tid = gettid_();
+
+	CHECK(fd >= 0 && saved >= 0, "mkstemp");
+	unlink(path);
+	dup2(fd, 2);
+	load_config(&cfg, WEIGHT);
+	cgroup_tier_init(&cfg);
+	cgroup_tier_process(true);
+	cgroup_tier_thread(tid, true);
+	cgroup_tier_process(true);
+	cgroup_tier_thread(tid, true);
+	cgroup_tier_exit();
+	dup2(saved, 2);
+	/* the shim's other half: ioprio still settable */
+	CHECK(syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0,
+		      IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0)) == 0, "ioprio_set: %s", strerror(errno));
+	CHECK(syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0) ==
+	      IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0), "ioprio_get");
+	memset(text, 0, sizeof(text));
+	CHECK(pread(fd, text, sizeof(text) - 1, 0) >= 0, "pread");
+	for (char *p = text; *p; p++)
+		lines += *p == '\n';
+	CHECK(lines == 1 && !strncmp(text, "iotier: ", 8), "%s: want one warning line, got '%s'",
+	      how, text);
+	fprintf(stderr, "%s: %s", how, text);
+	CHECK(where(getpid(), cg, sizeof(cg)) == 0 && !strcmp(cg, sb.rel), "moved to %s", cg);
+	return 0;
+}
+
+static int case_readonly_mount(void)
+{
+	CHECK(unshare(CLONE_NEWNS) == 0, "unshare: %s", strerror(errno));
+	CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0, "private");
+	CHECK(mount(sb.mount, sb.mount, NULL, MS_BIND, NULL) == 0, "bind: %s", strerror(errno));
+	CHECK(mount(NULL, sb.mount, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) == 0,
+	      "remount ro: %s", strerror(errno));
+	return attempt_without_permission("read-only mount");
+}
+
+static int case_not_root(void)
+{
+	CHECK(setgid(65534) == 0 && setuid(65534) == 0, "drop to nobody: %s", strerror(errno));
+	return attempt_without_permission("non-root");
+}
+
+static int case_disabled(void)
+{
+	char cg[PATH_MAX];
+	struct config cfg;
+
+	load_config(&cfg, WEIGHT);
+	cfg.cgroup_mode = CGROUP_OFF;
+	CHECK(cgroup_tier_init(&cfg) == 0 && cgroup_tier_version() == 0, "off");
+	cgroup_tier_process(true);
+	CHECK(where(getpid(), cg, sizeof(cg)) == 0 && !strcmp(cg, sb.rel), "moved to %s", cg);
+	cfg.cgroup_mode = CGROUP_V2; /* the host's cgroup2 has no io controller */
+	CHECK(cgroup_tier_init(&cfg) == -1, "v2 forced on a host without io");
+	return 0;
+}
+
+/* ---- real programs: cgroup-probe under libiotier.so or `iotier run` ---- */
+
+static const char *shim_path, *cli_path, *probe_path;
+
+struct probe {
+	pid_t pid, bg, fg;
+	int in_w;        /* close it to let the probe finish */
+	int err_fd;      /* the probe's stderr, a file */
+	char low[PATH_MAX + 32], low_dir[PATH_MAX + 32];
+};
+
+/*
+ * Start the probe with @env set (NAME=VALUE strings, NULL-terminated), optionally through
+ * `iotier run @cli_args`, optionally with the cgroup mount read-only in a new namespace.
+ */
+static int probe_start(struct probe *p, const char *const *env, const char *const *cli_args,
+		       const char *exit_how, bool readonly)
+{
+	char errpath[] = "/tmp/iotier-probe-stderr.XXXXXX", line[128];
+	int in[2], out[2];
+	FILE *f;
+
+	memset(p, 0, sizeof(*p));
+	p->err_fd = mkstemp(errpath);
+	if (p->err_fd < 0 || pipe(in) < 0 || pipe(out) < 0)
+		return -1;
+	unlink(errpath);
+	p->pid = fork();
+	if (p->pid < 0)
+		return -1;
+	if (p->pid == 0) {
+		const char *argv[16];
+		int n = 0;
+
+		if (readonly && (unshare(CLONE_NEWNS) < 0 ||
+				 mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+				 mount(sb.mount, sb.mount, NULL, MS_BIND, NULL) < 0 ||
+				 mount(NULL, sb.mount, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) < 0))
+			_exit(3);
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		dup2(p->err_fd, 2);
+		close(in[1]);
+		close(out[0]);
+		for (; env && *env; env++)
+			putenv((char *)*env);
+		if (cli_args) {
+			argv[n++] = cli_path;
+			argv[n++] = "run";
+			for (; *cli_args; cli_args++)
+				argv[n++] = *cli_args;
+			argv[n++] = "--";
+		} else {
+			setenv("LD_PRELOAD", shim_path, 1);
+		}
+		argv[n++] = probe_path;
+		argv[n++] = exit_how;
+		argv[n] = NULL;
+		execv(argv[0], (char **)argv);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	p->in_w = in[1];
+	f = fdopen(out[0], "r");
+	if (!f || !fgets(line, sizeof(line), f) ||
+	    sscanf(line, "ready %*d %d %d", &p->bg, &p->fg) != 2) {
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	fclose(f);
+	snprintf(p->low, sizeof(p->low), "%s/iotier-low.%d", sb.rel, (int)p->pid);
+	snprintf(p->low_dir, sizeof(p->low_dir), "%s/iotier-low.%d", sb.dir, (int)p->pid);
+	return 0;
+}
+
+static int probe_finish(struct probe *p)
+{
+	int status;
+
+	close(p->in_w);
+	if (waitpid(p->pid, &status, 0) < 0)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int probe_where(const struct probe *p, pid_t tid, char *out, size_t len)
+{
+	return task_cgroup_path(&sb, p->pid, tid, out, len);
+}
+
+static int prio_of(pid_t tid)
+{
+	return (int)syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, tid);
+}
+
+static int stderr_lines(const struct probe *p, char *text, size_t len)
+{
+	int lines = 0;
+	ssize_t n = pread(p->err_fd, text, len - 1, 0);
+
+	text[n > 0 ? n : 0] = '\0';
+	for (char *c = text; *c; c++)
+		lines += *c == '\n';
+	return lines;
+}
+
+#define IDLE IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0)
+
+static int case_shim_low_process(void)
+{
+	static const char *const env[] = { "IOTIER_LOW=comm:cgroup-probe", "IOTIER_LOW_WEIGHT=37",
+					   NULL };
+	char cg[PATH_MAX], path[PATH_MAX + 64], text[64];
+	struct probe p;
+
+	CHECK(probe_start(&p, env, NULL, "exit", false) == 0, "probe did not start");
+	CHECK(probe_where(&p, p.pid, cg, sizeof(cg)) == 0 && !strcmp(cg, p.low), "main in %s", cg);
+	CHECK(probe_where(&p, p.bg, cg, sizeof(cg)) == 0 && !strcmp(cg, p.low), "bg in %s", cg);
+	CHECK(probe_where(&p, p.fg, cg, sizeof(cg)) == 0 && !strcmp(cg, p.low), "fg in %s", cg);
+	snprintf(path, sizeof(path), "%s/blkio.bfq.weight", p.low_dir);
+	CHECK(read_small(path, text, sizeof(text)) == 0 && !strcmp(text, "37"), "weight %s", text);
+	CHECK(prio_of(p.bg) == IDLE && prio_of(p.fg) == IDLE, "ioprio %x %x", prio_of(p.bg),
+	      prio_of(p.fg));
+	CHECK(probe_finish(&p) == 0, "probe failed");
+	CHECK(!dir_exists(p.low_dir), "%s left after exit()", p.low_dir);
+	return 0;
+}
+
+static int case_shim_mixed(void)
+{
+	static const char *const env[] = { "IOTIER_LOW=bg-*", "IOTIER_LOW_WEIGHT=37", NULL };
+	char cg[PATH_MAX];
+	struct probe p;
+
+	CHECK(probe_start(&p, env, NULL, "exit", false) == 0, "probe did not start");
+	CHECK(probe_where(&p, p.bg, cg, sizeof(cg)) == 0 && !strcmp(cg, p.low), "bg in %s", cg);
+	CHECK(probe_where(&p, p.fg, cg, sizeof(cg)) == 0 && !strcmp(cg, sb.rel), "fg in %s", cg);
+	CHECK(probe_where(&p, p.pid, cg, sizeof(cg)) == 0 && !strcmp(cg, sb.rel), "main in %s",
+	      cg);
+	CHECK(prio_of(p.bg) == IDLE && prio_of(p.fg) != IDLE, "ioprio bg %x fg %x", prio_of(p.bg),
+	      prio_of(p.fg));
+	CHECK(probe_finish(&p) == 0, "probe failed");
+	CHECK(!dir_exists(p.low_dir), "%s left after exit()", p.low_dir);
+	return 0;
+}
+
+static int case_cli_weight(void)
+{
+	static const char *const args[] = { "--cgroup-weight", "37", "--cgroup", "v1", NULL };
+	char cg[PATH_MAX], path[PATH_MAX + 64], text[64];
+	struct probe p;
+
+	CHECK(probe_start(&p, NULL, args, "_exit", false) == 0, "iotier run did not start");
+	CHECK(probe_where(&p, p.pid, cg, sizeof(cg)) == 0 && !strcmp(cg, p.low), "main in %s", cg);
+	CHECK(probe_where(&p, p.fg, cg, sizeof(cg)) == 0 && !strcmp(cg, p.low), "fg in %s", cg);
+	snprintf(path, sizeof(path), "%s/blkio.bfq.weight", p.low_dir);
+	CHECK(read_small(path, text, sizeof(text)) == 0 && !strcmp(text, "37"), "weight %s", text);
+	CHECK(probe_finish(&p) == 0, "probe failed");
+	CHECK(!dir_exists(p.low_dir), "%s left after _exit()", p.low_dir);
+	return 0;
+}
+
+static int case_shim_readonly(void)
+{
+	static const char *const env[] = { "IOTIER_LOW=bg-*", "IOTIER_LOG=warn", NULL };
+	char cg[PATH_MAX], text[1024];
+	struct probe p;
+
+	CHECK(probe_start(&p, env, NULL, "exit", true) == 0, "probe did not start");
+	CHECK(probe_where(&p, p.bg, cg, sizeof(cg)) == 0 && !strcmp(cg, sb.rel), "bg in %s", cg);
+	CHECK(prio_of(p.bg) == IDLE && prio_of(p.fg) != IDLE, "ioprio bg %x fg %x", prio_of(p.bg),
+	      prio_of(p.fg));
+	CHECK(probe_finish(&p) == 0, "probe failed");
+	CHECK(stderr_lines(&p, text, sizeof(text)) == 1 && !strncmp(text, "iotier: ", 8),
+	      "want one warning line, got '%s'", text);
+	fprintf(stderr, "shim, read-only mount: %s", text);
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	int (*run)(void);
+	bool needs_programs;
+} cases[] = {
+	{ "shim_low_process", case_shim_low_process, true },
+	{ "shim_mixed", case_shim_mixed, true },
+	{ "cli_weight", case_cli_weight, true },
+	{ "shim_readonly", case_shim_readonly, true },
+	{ "low_process", case_low_process, false },
+	{ "mixed_process", case_mixed_process, false },
+	{ "stale", case_stale, false },
+	{ "readonly_mount", case_readonly_mount, false },
+	{ "not_root", case_not_root, false },
+	{ "disabled", case_disabled, false },
+};
+
+static void on_signal(int sig)
+{
+	sandbox_destroy(&sb);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+int main(int argc, char **argv)
+{
+	char probe[PATH_MAX + 32];
+	int failed = 0, ret;
+
+	if (geteuid() != 0)
+		return test_skip("needs root to create cgroups");
+	ret = sandbox_create(&sb, 1);
+	if (ret < 0)
+		return test_skip("no writable cgroup v1 blkio hierarchy");
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
+	snprintf(probe, sizeof(probe), "%s/blkio.bfq.weight", sb.dir);
+	if (access(probe, F_OK) < 0) {
+		sandbox_destroy(&sb);
+		return test_skip("blkio has no blkio.bfq.weight (bfq not loaded)");
+	}
+	if (pipe(park_fd) < 0)
+		return 1;
+	if (argc == 4) {
+		shim_path = argv[1];
+		cli_path = argv[2];
+		probe_path = argv[3];
+	}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int status;
+		pid_t pid;
+
+		if (cases[i].needs_programs && !probe_path) {
+			printf("skip %s (usage: test-cgroup-v1 SHIM IOTIER PROBE)\n", cases[i].name);
+			continue;
+		}
+		pid = fork();
+		if (pid == 0) {
+			close(park_fd[1]); /* parked threads end when the child exits */
+			if (sandbox_enter(&sb, getpid()) < 0)
+				_exit(2);
+			_exit(cases[i].run());
+		}
+		waitpid(pid, &status, 0);
+		ret = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		printf("%s %s\n", ret ? "FAIL" : "ok  ", cases[i].name);
+		failed += ret != 0;
+	}
+	snprintf(probe, sizeof(probe), "%s", sb.dir);
+	sandbox_destroy(&sb);
+	if (dir_exists(probe)) {
+		fprintf(stderr, "sandbox %s left behind\n", probe);
+		failed++;
+	}
+	printf("%d failed\n", failed);
+	return failed ? T_EXIT_FAIL : T_EXIT_PASS;
+}
