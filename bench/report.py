@@ -122,8 +122,15 @@ def parse_check(path):
     for op in low.get("ops", {}).values():
         for cls, cell in op.get("classes", {}).items():
             by_class[cls] = by_class.get(cls, 0) + cell.get("bytes", 0)
-    return {"low_bytes": low.get("bytes"), "low_by_class": by_class,
-            "low_leak_bytes": low.get("leak_bytes")}
+    out = {"low_bytes": low.get("bytes"), "low_by_class": by_class,
+           "low_leak_bytes": low.get("leak_bytes")}
+    # the reader's block latency: reads of the default tier (no rocksdb:* thread)
+    reads = tiers.get("default", {}).get("ops", {}).get("read", {}).get("classes", {})
+    if reads:
+        c = max(reads.values(), key=lambda c: c.get("count", 0))
+        out.update(fg_p50=c.get("p50_ns", 0) / 1e3, fg_p99=c.get("p99_ns", 0) / 1e3,
+                   fg_p999=c.get("p99.9_ns", 0) / 1e3)
+    return out
 
 
 def load(work):
@@ -152,7 +159,8 @@ def load(work):
 
 
 FIELDS = ["p50", "p99", "p999", "lat_p50", "lat_p99", "lat_p999", "read_ops", "write_ops",
-          "stall_s", "stall_pct", "comp_gb", "comp_read_gb", "low_bytes", "low_leak_bytes"]
+          "stall_s", "stall_pct", "comp_gb", "comp_read_gb", "low_bytes", "low_leak_bytes",
+          "fg_p50", "fg_p99", "fg_p999"]
 
 
 def summarize(runs):
@@ -419,12 +427,16 @@ def render(meta, s, na, svgs):
     L += ["**Compaction bytes per tier, from `iotier check`** (tier `low` = the threads the "
           "variant's low rules name, `rocksdb:low*`, plus `rocksdb:high*` for low-high; bytes "
           "read and written at the rig, by the class they arrived with; leak = low-tier bytes "
-          "that reached the disk at another class, e.g. through the flusher). For variants that "
-          "do not use iotier, check classifies by the same rules without tagging anything.", ""]
+          "that reached the disk at another class than the shim gave it, e.g. through the flusher; "
+          "`rocksdb:high*` is its own tier otherwise). For variants that do not use iotier, check "
+          "classifies by the same rules without tagging anything (it is given libc as the shim). "
+          "*Reader block* percentiles are the block-layer latency of the default tier's reads "
+          "(the reader thread's alone, unlike the iotier lat columns).", ""]
     if not meta["have_check"]:
         L += ["n/a (not built): `iotier check` is not in this tree.", ""]
     else:
-        L += ["| variant | low tier GiB | at none/be | at idle | leaked |", "|---|---|---|---|---|"]
+        L += ["| variant | low tier GiB | at none/be | at idle | leaked | reader block P50 | P99 | P99.9 |",
+              "|---|---|---|---|---|---|---|---|"]
         for vid, (label, _, _) in VARIANTS.items():
             v = s.get(vid)
             if vid not in meta["variants"].split() or not v or v["n"] == 0:
@@ -432,7 +444,9 @@ def render(meta, s, na, svgs):
             c = v.get("low_by_class", {})
             L.append(f"| {label} | {gib(v.get('low_bytes'))} | "
                      f"{gib(c.get('none', 0) + c.get('be', 0)) if c else '-'} | "
-                     f"{gib(c.get('idle')) if c else '-'} | {gib(v.get('low_leak_bytes'))} |")
+                     f"{gib(c.get('idle')) if c else '-'} | "
+                     f"{gib(v.get('low_leak_bytes')) if VARIANTS[vid][2] else '-'} | "
+                     f"{cell(v, 'fg_p50')} | {cell(v, 'fg_p99')} | {cell(v, 'fg_p999')} |")
         L += [""]
     L += ["### Targets (issue 7, section 3)", ""] + targets(s) + [""]
     if svgs:
