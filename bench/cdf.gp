@@ -19,7 +19,7 @@ set ylabel "percentile of reads"
 set yrange [0:4]
 set ytics ("0" 0, "50" 0.30103, "90" 1, "99" 2, "99.9" 3, "99.99" 4)
 set grid xtics ytics mxtics
-set key bottom right box opaque
+set key top left box opaque
 tail(f) = (f < 0.99999) ? -log10(1 - f) : 1/0
 n = words(files)
 colors = "#9a9a9a #4a4a4a #d62728 #1f77b4 #2ca02c #9467bd #ff7f0e"

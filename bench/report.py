@@ -337,17 +337,56 @@ def targets(s):
                 f"variant `{vid}` has read P99 {fmt_us(s[vid]['p99'])} against RocksDB's "
                 f"--enable_io_prio {fmt_us(rp['p99'])}: {gain:.2f}× better"
                 + ("." if gain >= 1.5 else f", {1.5 / gain:.2f}× short of the 1.5× target."))
-            same = [c[0] for c in cands if c[0] in ("low", "low-high")]
-            if same:
-                out.append("  Like for like: " + "; ".join(
-                    f"`{x}` P99 {fmt_us(s[x]['p99'])}, compaction {s[x][key]:.2f}" for x in same)
-                    + f"; --enable_io_prio P99 {fmt_us(rp['p99'])}, compaction {rp[key]:.2f}.")
         else:
             out.append(f"- **Target 2: missed.** No iotier variant on mq-deadline compacted as "
-                       f"much as --enable_io_prio ({rp[key]:.2f}).")
+                       f"much as --enable_io_prio ({rp[key]:.2f}), so none qualifies.")
+        same = [c[0] for c in cands if c[0] in ("low", "low-high")]
+        if same:
+            out.append("  Like for like (the same threads at the same class): " + "; ".join(
+                f"`{x}` P99 {fmt_us(s[x]['p99'])} ({rp['p99'] / s[x]['p99']:.2f}× "
+                f"--enable_io_prio's), compaction {s[x][key]:.2f}" for x in same)
+                + f"; --enable_io_prio P99 {fmt_us(rp['p99'])}, compaction {rp[key]:.2f}.")
     else:
         out.append("- **Target 2**: not measured in this run.")
     return out
+
+
+def knobs(s):
+    """The policy knobs this run measured, each against the variant it modifies."""
+    key, unit = comp_key(s)
+    L = []
+
+    def pair(a, b):
+        va, vb = s.get(a), s.get(b)
+        if not va or not vb or not va["n"] or not vb["n"] or va.get("p99") is None or \
+                vb.get("p99") is None or va.get(key) is None or vb.get(key) is None:
+            return None
+        return (f"read P99 {fmt_us(va['p99'])} against {fmt_us(vb['p99'])} "
+                f"({va['p99'] / vb['p99']:.2f}×), compaction {va[key]:.2f} against {vb[key]:.2f} "
+                f"({100 * va[key] / vb[key]:.0f}%), stall {va.get('stall_pct') or 0:.1f}% against "
+                f"{vb.get('stall_pct') or 0:.1f}%")
+    rows = [
+        ("aging", "low", "mq-deadline `prio_aging_expire` 1000 ms instead of the default 10000 ms "
+         "(`echo 1000 > /sys/block/DEV/queue/iosched/prio_aging_expire`; iotier never changes "
+         "scheduler settings itself): an idle request waits at most 1 s before it is served "
+         "ahead of the reader"),
+        ("bfq-be7", "bfq-untagged", "`--low-class be:7` under bfq (bfq weighs best-effort levels: "
+         "level 7 gets a quarter of the default level 4's share), against untagged under bfq"),
+        ("bfq-weight", "bfq-be7", "the compaction threads also moved into a blkio cgroup of weight "
+         "10 (`--cgroup v1`), against be:7 alone"),
+        ("low-high", "low", "flush (`rocksdb:high*`) demoted as well as compaction"),
+    ]
+    got = [(a, b, what, pair(a, b)) for a, b, what in rows]
+    got = [g for g in got if g[3]]
+    if got:
+        L += ["### Policy knobs in this run", "",
+              f"Each knob against the variant it changes (medians; compaction in {unit}). With "
+              "three repetitions on a shared host, a difference smaller than the min–max ranges "
+              "in the table above is not a finding.", ""]
+        for a, b, what, text in got:
+            L.append(f"- {what}: `{a}` against `{b}`: {text}.")
+        L.append("")
+    return L
 
 
 def figures(work):
@@ -381,7 +420,15 @@ def figures(work):
         if text.startswith("n/a"):
             lines += [f"n/a (not built): bench/{name} is not in this tree.", ""]
         else:
-            tail = "\n".join(text.splitlines()[-14:])
+            # from its description and table to the end, without its progress out_lines
+            out_lines = text.splitlines()
+            start = max(0, len(out_lines) - 14)
+            for i in range(len(out_lines) - 1):
+                if out_lines[i].startswith("kernel ") or (
+                        out_lines[i].startswith("|") and out_lines[i + 1].lstrip("| ").startswith(("-", ":"))):
+                    start = i
+                    break
+            tail = "\n".join(out_lines[start:])
             lines += [f"Summary printed by `bench/{name}` in this run"
                       + (" (its own section of this file has the details)" if name == "shim-cost" else "")
                       + ":", "", "```", tail, "```", ""]
@@ -395,6 +442,8 @@ def render(meta, s, na, svgs):
         f"Run {meta['started']} – {meta['finished']}, commit {meta['commit']}, kernel "
         f"{meta['kernel']}, {meta['cpus']} CPUs, db_bench {meta['db_bench']}; the whole "
         f"`bench/run` took {meta.get('elapsed_s', 0) / 60:.1f} min"
+        + (f"; load average {meta['load_start']} at the start, {meta['load_end']} at the end "
+           "(other work shares this host and its disk)" if meta.get("load_start") else "")
         + (" — **quick run (smoke, one repetition): not for quoting**" if meta["quick"] else "") + ".",
         "",
         "**Rig.** A file on the host's disk (" + meta["backing"] + ") behind a loop device "
@@ -483,6 +532,7 @@ def render(meta, s, na, svgs):
                      f"{cell(v, 'fg_p50')} | {cell(v, 'fg_p99')} | {cell(v, 'fg_p999')} |")
         L += [""]
     L += ["### Targets (issue 7, section 3)", ""] + targets(s) + [""]
+    L += knobs(s)
     if svgs:
         L += ["### Latency CDFs", "",
               "Every repetition of a variant, with the median run of `alone` and `untagged` "
