@@ -12,6 +12,10 @@
 # in a hash map, log2 histogram per disk at completion) written in bpftrace on the
 # block_rq_issue/block_rq_complete tracepoints. The report says which one ran.
 #
+# After the IOPS rounds, one more run per tracer with kernel.bpf_stats_enabled=1 gives the
+# CPU time its BPF programs spend per request: steadier than IOPS on a shared machine (the
+# stats themselves cost time, which is why they are off during the IOPS rounds).
+#
 # usage: sudo bench/lat-overhead.sh [BUILDDIR] [ROUNDS] [SECONDS]
 # Needs root; installs fio, bpfcc-tools and bpftrace from Debian when missing.
 set -euo pipefail
@@ -35,9 +39,13 @@ fi
 work=$(mktemp -d /tmp/iotier-bench.XXXXXX)
 loop=""
 tracer=""
+mounted_tracefs=""
+stats_was=$(cat /proc/sys/kernel/bpf_stats_enabled 2>/dev/null || echo 0)
 cleanup() {
 	[ -n "$tracer" ] && kill -INT "$tracer" 2>/dev/null && wait "$tracer" 2>/dev/null || true
 	[ -n "$loop" ] && losetup -d "$loop" 2>/dev/null || true
+	echo "$stats_was" > /proc/sys/kernel/bpf_stats_enabled 2>/dev/null || true
+	[ -n "$mounted_tracefs" ] && umount /sys/kernel/tracing 2>/dev/null || true
 	umount "$work/tmpfs" 2>/dev/null || true
 	rm -rf "$work"
 }
@@ -58,7 +66,10 @@ if ! timeout 60 biolatency-bpfcc 1 1 >"$work/bio-probe" 2>&1; then
 	bio_kind=biolatency.bt
 	bio_reason=$(grep -m1 -iE 'headers|kprobe|error' "$work/bio-probe" || echo "it failed to start")
 fi
-grep -q ' /sys/kernel/tracing ' /proc/mounts || mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null || true
+# bpftrace's tracepoints need tracefs (iotier lat does not); mount it for the run only.
+if [ "$bio_kind" != biolatency-bpfcc ] && ! grep -q ' /sys/kernel/tracing ' /proc/mounts; then
+	mount -t tracefs tracefs /sys/kernel/tracing && mounted_tracefs=1
+fi
 cat > "$work/biolatency.bt" <<'BT'
 // biolatency's algorithm on tracepoints: issue time per (dev, sector), log2 hist per disk.
 tracepoint:block:block_rq_issue { @start[args->dev, args->sector] = nsecs; }
@@ -68,11 +79,22 @@ tracepoint:block:block_rq_complete /@start[args->dev, args->sector]/ {
 }
 BT
 
-fio_run() {
+fio_run() { # prints "IOPS TOTAL_IOS"
 	fio --name=randread --filename="$loop" --rw=randread --bs=4k --direct=1 \
 	    --ioengine=io_uring --iodepth=16 --numjobs=1 --time_based --runtime="$secs" \
 	    --ramp_time=1 --randrepeat=0 --norandommap --group_reporting \
-	    --output-format=json 2>/dev/null | jq '.jobs[0].read.iops'
+	    --output-format=json 2>/dev/null | jq -r '"\(.jobs[0].read.iops) \(.jobs[0].read.total_ios)"'
+}
+
+prog_ids() { bpftool prog show -j | jq -r '.[].id' | sort; }
+# BPF run time (ns) of the block-tracing programs loaded since prog_ids wrote
+# $work/ids.before (named btf_*/raw_* by iotier, *block* by bcc and bpftrace).
+bpf_time() {
+	prog_ids > "$work/ids.now"
+	comm -13 "$work/ids.before" "$work/ids.now" | while read -r id; do
+		bpftool prog show id "$id" -j |
+			jq -r 'select(.name | test("^(btf|raw)_|block|trace_req")) | .run_time_ns // 0'
+	done | awk '{t += $1} END {print t + 0}'
 }
 
 start_tracer() { # $1: iotier | bio; waits until it is attached
@@ -112,12 +134,26 @@ for r in $(seq "$rounds"); do
 	esac
 	for c in $order; do
 		[ "$c" = none ] || start_tracer "$c"
-		iops=$(fio_run)
+		read -r iops _ < <(fio_run)
 		[ "$c" = none ] || stop_tracer
 		case $c in none) base+=("$iops") ;; iotier) lat+=("$iops") ;; bio) bio+=("$iops") ;; esac
 		printf 'round %d %-7s %12.0f IOPS\n' "$r" "$c" "$iops" >&2
 	done
 done
+
+# CPU time of the tracers' BPF programs per request, one run each with stats on.
+echo 1 > /proc/sys/kernel/bpf_stats_enabled
+declare -A ns_per_req
+for c in iotier bio; do
+	prog_ids > "$work/ids.before"
+	start_tracer "$c"
+	read -r _ ios < <(fio_run)
+	t=$(bpf_time)
+	stop_tracer
+	ns_per_req[$c]=$(awk -v t="$t" -v n="$ios" 'BEGIN {printf "%.0f", n ? t / n : 0}')
+	printf 'bpf time %-7s %6s ns per request\n' "$c" "${ns_per_req[$c]}" >&2
+done
+echo "$stats_was" > /proc/sys/kernel/bpf_stats_enabled
 
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 mb=$(median "${base[@]}"); ml=$(median "${lat[@]}"); mo=$(median "${bio[@]}")
@@ -130,11 +166,19 @@ echo "kernel $(uname -r), $(nproc) CPUs; $loop on tmpfs (loop dio=$dio), schedul
 echo "fio 4 KiB randread, io_uring, iodepth 16, 1 job, ${secs} s x $rounds rounds, medians"
 [ "$bio_kind" = biolatency-bpfcc ] || echo "biolatency-bpfcc cannot run here ($bio_reason); measured biolatency.bt, its algorithm in bpftrace on tracepoints"
 echo
-echo "| tracer | median IOPS | IOPS lost vs none |"
-echo "| --- | ---: | ---: |"
-printf '| none | %.0f | - |\n' "$mb"
-printf '| iotier lat | %.0f | %s%% |\n' "$ml" "$ll"
-printf '| %s | %.0f | %s%% |\n' "$bio_kind" "$mo" "$lo"
+echo "| tracer | median IOPS | IOPS lost vs none | BPF time per request |"
+echo "| --- | ---: | ---: | ---: |"
+printf '| none | %.0f | - | - |\n' "$mb"
+printf '| iotier lat | %.0f | %s%% | %s ns |\n' "$ml" "$ll" "${ns_per_req[iotier]}"
+printf '| %s | %.0f | %s%% | %s ns |\n' "$bio_kind" "$mo" "$lo" "${ns_per_req[bio]}"
 echo
 echo "iotier lat loss / $bio_kind loss = $ratio"
+# Paired within each round too: slow drifts in the machine's load cancel out.
+paired_l=(); paired_o=()
+for i in "${!base[@]}"; do
+	paired_l+=("$(awk -v b="${base[$i]}" -v t="${lat[$i]}" 'BEGIN {print (1 - t / b) * 100}')")
+	paired_o+=("$(awk -v b="${base[$i]}" -v t="${bio[$i]}" 'BEGIN {print (1 - t / b) * 100}')")
+done
+printf 'median of per-round losses: iotier lat %.2f%%, %s %.2f%%\n' \
+	"$(median "${paired_l[@]}")" "$bio_kind" "$(median "${paired_o[@]}")"
 echo "all rounds: none ${base[*]}; iotier ${lat[*]}; $bio_kind ${bio[*]}"

@@ -201,14 +201,18 @@ static __always_inline int track(struct request *rq, __u64 now, const bool btf)
 	v.op = rq_op(rq, btf);
 	if (!(op_mask & (1u << v.op)))
 		return -1;
-	id = bpf_get_current_pid_tgid();
-	tgid = id >> 32;
-	if (filter_tgid && !bpf_map_lookup_elem(&tgids, &tgid))
-		return -1;
-	if (filter_cgroup && bpf_current_task_under_cgroup(&cgroup_map, 0) != 1)
-		return -1;
-	v.tgid = tgid;
-	v.tid = (__u32)id;
+	/* current is the submitter only where a submitter filter has us track; elsewhere the
+	 * entry says "unknown" (0) rather than name whichever task runs the insert or issue. */
+	if (filter_tgid || filter_cgroup || start_at_io_start) {
+		id = bpf_get_current_pid_tgid();
+		tgid = id >> 32;
+		if (filter_tgid && !bpf_map_lookup_elem(&tgids, &tgid))
+			return -1;
+		if (filter_cgroup && bpf_current_task_under_cgroup(&cgroup_map, 0) != 1)
+			return -1;
+		v.tgid = tgid;
+		v.tid = (__u32)id;
+	}
 	v.ioprio = rq_ioprio(rq, btf);
 	v.start_ns = now;
 	if (bpf_map_update_elem(&inflight, &key, &v, BPF_ANY)) {
@@ -229,6 +233,10 @@ static __always_inline int on_insert(struct request *rq, const bool btf)
 	__u64 key = (__u64)rq, now = bpf_ktime_get_ns();
 	struct iolat_inflight *v = bpf_map_lookup_elem(&inflight, &key);
 
+	/* Requests are recycled. An entry that was issued and not requeued since belongs to
+	 * this request's previous life, whose completion was missed: start afresh. */
+	if (v && v->issue_ns && !start_at_io_start)
+		v = NULL;
 	if (!v && !start_at_io_start) {
 		int ret = track(rq, now, btf);
 		__u8 one = 1;
@@ -252,6 +260,9 @@ static __always_inline int on_issue(struct request *rq, const bool btf)
 	__u64 key = (__u64)rq, now = bpf_ktime_get_ns();
 	struct iolat_inflight *v = bpf_map_lookup_elem(&inflight, &key);
 
+	/* Issued twice without a requeue: a stale entry, as in on_insert(). */
+	if (v && v->issue_ns && !start_at_io_start)
+		v = NULL;
 	if (!v && !start_at_io_start) {
 		/* Dropped at insert already: counted once, not tracked from here. */
 		if (insert_drops_seen && !bpf_map_delete_elem(&dropped, &key))

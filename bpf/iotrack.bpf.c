@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * iotrack.bpf.c: kernel side of `iotier check`. It follows one command's process tree and
  * counts every block request that tree causes, keyed by the thread that caused it, the
@@ -30,7 +30,7 @@
 const volatile __u32 n_devs = 0;
 const volatile __u32 devs[IOTRACK_MAX_DEVS] = {};
 
-char LICENSE[] SEC("license") = "GPL";
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 /* The command's processes: seeded by user space with the child's pid before it execs. */
 struct {
@@ -125,17 +125,22 @@ static __always_inline __u16 rq_ioprio(struct request *rq)
 	return bio ? BPF_CORE_READ(bio, bi_ioprio) : 0;
 }
 
-static __always_inline __u32 rq_dev(struct request *rq)
+/* The whole disk of @rq, kernel dev_t. */
+static __always_inline __u32 rq_disk_dev(struct request *rq)
 {
-	struct block_device *part = BPF_CORE_READ(rq, part);
-	struct gendisk *disk;
+	struct gendisk *disk = BPF_CORE_READ(rq, q, disk);
 
-	if (part)
-		return BPF_CORE_READ(part, bd_dev);
-	disk = BPF_CORE_READ(rq, q, disk);
 	if (!disk)
 		return 0;
 	return ((__u32)BPF_CORE_READ(disk, major) << MINORBITS) | BPF_CORE_READ(disk, first_minor);
+}
+
+/* The partition (or disk) @rq is for. Not rq->part: block_io_start fires before it is set. */
+static __always_inline __u32 rq_part_dev(struct request *rq, __u32 disk_dev)
+{
+	struct block_device *bdev = BPF_CORE_READ(rq, bio, bi_bdev);
+
+	return bdev ? BPF_CORE_READ(bdev, bd_dev) : disk_dev;
 }
 
 static __always_inline bool dev_wanted(__u32 dev)
@@ -290,11 +295,13 @@ int BPF_PROG(iotrack_io_start, struct request *rq)
 	struct start s = {};
 	struct inode_key ik;
 	struct dirtier *d;
-	__u32 op, flags;
+	__u32 op, flags, disk_dev;
 	char comm[IOTRACK_COMM_LEN];
 
-	s.key.dev = rq_dev(rq);
-	if (!dev_wanted(s.key.dev))
+	disk_dev = rq_disk_dev(rq);
+	s.key.dev = rq_part_dev(rq, disk_dev);
+	/* -d names a disk or a partition: either matches. */
+	if (!dev_wanted(s.key.dev) && !dev_wanted(disk_dev))
 		return 0;
 	op = BPF_CORE_READ(rq, cmd_flags) & REQ_OP_MASK;
 	s.key.op = op == 0 ? IOTRACK_READ : op == 1 ? IOTRACK_WRITE : IOTRACK_OP_OTHER;

@@ -59,6 +59,7 @@ enum iotrack_counter {
 	IOTRACK_LOST_EVENTS,      /* ring buffer full: a process event lost */
 	IOTRACK_FOREIGN_BYTES,    /* bytes on traced devices from processes outside the tree */
 	IOTRACK_MERGED,           /* requests merged into another: counted with the survivor */
+	IOTRACK_MISSED,           /* program runs the kernel skipped (nesting on a CPU); user space */
 	IOTRACK_NR_COUNTERS,
 };
 

@@ -489,6 +489,11 @@ int cgroup_tier_version(void)
 	return st.version;
 }
 
+bool cgroup_tier_usable(void)
+{
+	return st.version && !__atomic_load_n(&st.broken, __ATOMIC_RELAXED);
+}
+
 /* ---- placement ---- */
 
 static unsigned clamp(unsigned v, unsigned lo, unsigned hi)

@@ -49,6 +49,9 @@ void cgroup_tier_exit(void);
 /* 1 or 2 for the hierarchy in use after cgroup_tier_init, 0 when off or unavailable. */
 int cgroup_tier_version(void);
 
+/* A hierarchy is in use and no placement has failed (after a failure we stop trying). */
+bool cgroup_tier_usable(void);
+
 /*
  * For `iotier threads`: the io cgroup of thread @tid of process @pid (the blkio line on v1,
  * the unified line on v2) into @cgroup, and its weight into @weight (io.weight or

@@ -7,12 +7,15 @@
 #include "config.h"
 
 #include <linux/ioprio.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <string.h>
+#include <strings.h>
 
 typedef int (*key_parser)(struct config *cfg, const char *value, char *err, size_t errlen);
 
@@ -85,6 +88,142 @@ static int parse_low_weight(struct config *cfg, const char *value, char *err, si
 	return 0;
 }
 
+int config_parse_size(const char *text, uint64_t *out, char *err, size_t errlen)
+{
+	const char *p = text;
+	uint64_t value = 0, mult = 1;
+
+	if (*p < '0' || *p > '9')
+		goto bad;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (value > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
+			goto bad;
+		value = value * 10 + (uint64_t)(*p - '0');
+	}
+	switch (tolower((unsigned char)*p)) {
+	case '\0':
+		break;
+	case 'k':
+		mult = 1ull << 10;
+		break;
+	case 'm':
+		mult = 1ull << 20;
+		break;
+	case 'g':
+		mult = 1ull << 30;
+		break;
+	default:
+		goto bad;
+	}
+	if (*p) {
+		p++;
+		if (!strcasecmp(p, "ib"))
+			p += 2;
+		if (*p)
+			goto bad;
+	}
+	if (value > UINT64_MAX / mult)
+		goto bad;
+	*out = value * mult;
+	return 0;
+bad:
+	snprintf(err, errlen, "bad size '%s': expected a byte count with an optional K, M or G "
+		 "suffix", text);
+	return -1;
+}
+
+static int parse_writeback(struct config *cfg, const char *value, char *err, size_t errlen)
+{
+	uint64_t n;
+
+	if (config_parse_size(value, &n, err, errlen) < 0)
+		return -1;
+	if (n && n < 4096) {
+		snprintf(err, errlen, "bad size '%s': 0 (off) or at least 4096 bytes", value);
+		return -1;
+	}
+	cfg->writeback_bytes = n;
+	return 0;
+}
+
+static int parse_writeback_strict(struct config *cfg, const char *value, char *err,
+				  size_t errlen)
+{
+	if (strcmp(value, "0") && strcmp(value, "1")) {
+		snprintf(err, errlen, "bad value '%s': expected 0 or 1", value);
+		return -1;
+	}
+	cfg->writeback_strict = value[0] == '1';
+	return 0;
+}
+
+/* A comma-separated list of fnmatch(3) globs; empty means none. */
+static int parse_drop_behind(struct config *cfg, const char *value, char *err, size_t errlen)
+{
+	const char *p = value;
+
+	cfg->n_drop_globs = 0;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (!*p)
+		return 0;
+	for (;;) {
+		const char *start = p, *end = strchr(p, ',');
+		size_t len;
+
+		if (!end)
+			end = p + strlen(p);
+		while (start < end && (*start == ' ' || *start == '\t'))
+			start++;
+		len = (size_t)(end - start);
+		while (len && (start[len - 1] == ' ' || start[len - 1] == '\t'))
+			len--;
+		if (!len) {
+			snprintf(err, errlen, "bad glob list '%s': empty glob at offset %zu", value,
+				 (size_t)(start - value));
+			return -1;
+		}
+		if (len >= RULE_GLOB_MAX) {
+			snprintf(err, errlen, "bad glob list: glob at offset %zu is longer than %d "
+				 "bytes", (size_t)(start - value), RULE_GLOB_MAX - 1);
+			return -1;
+		}
+		if (cfg->n_drop_globs == DROP_GLOBS_MAX) {
+			snprintf(err, errlen, "bad glob list: more than %d globs", DROP_GLOBS_MAX);
+			return -1;
+		}
+		memcpy(cfg->drop_globs[cfg->n_drop_globs], start, len);
+		cfg->drop_globs[cfg->n_drop_globs++][len] = '\0';
+		if (!*end)
+			return 0;
+		p = end + 1;
+	}
+}
+
+static int parse_low_rate(struct config *cfg, const char *value, char *err, size_t errlen)
+{
+	uint64_t n;
+
+	if (config_parse_size(value, &n, err, errlen) < 0)
+		return -1;
+	if (n && n < 4096) {
+		snprintf(err, errlen, "bad rate '%s': 0 (off) or at least 4096 bytes per second",
+			 value);
+		return -1;
+	}
+	cfg->low_rate = n;
+	return 0;
+}
+
+/* No FNM_PATHNAME: '*' crosses '/', so "*.log" matches a log in any directory. */
+bool config_drop_behind_matches(const struct config *cfg, const char *path)
+{
+	for (unsigned i = 0; i < cfg->n_drop_globs; i++)
+		if (!fnmatch(cfg->drop_globs[i], path, 0))
+			return true;
+	return false;
+}
+
 static const struct {
 	const char *key;
 	key_parser parse;
@@ -96,6 +235,10 @@ static const struct {
 	{ "IOTIER_LOG", parse_log },
 	{ "IOTIER_CGROUP", parse_cgroup },
 	{ "IOTIER_LOW_WEIGHT", parse_low_weight },
+	{ "IOTIER_WRITEBACK", parse_writeback },
+	{ "IOTIER_WRITEBACK_STRICT", parse_writeback_strict },
+	{ "IOTIER_DROP_BEHIND", parse_drop_behind },
+	{ "IOTIER_LOW_RATE", parse_low_rate },
 };
 
 #define N_KEYS (sizeof(config_table) / sizeof(config_table[0]))
@@ -113,6 +256,7 @@ static void config_defaults(struct config *cfg)
 	cfg->log = LOG_WARN;
 	cfg->cgroup_mode = CGROUP_AUTO;
 	cfg->low_weight = LOW_WEIGHT_DEFAULT;
+	cfg->writeback_bytes = WRITEBACK_DEFAULT;
 }
 
 static int key_index(const char *key, size_t keylen)

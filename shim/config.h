@@ -9,8 +9,11 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "rules.h"
+
+#define DROP_GLOBS_MAX 16 /* globs in IOTIER_DROP_BEHIND */
 
 enum log_level { LOG_OFF = 0, LOG_WARN = 1, LOG_DEBUG = 2 };
 
@@ -27,7 +30,16 @@ struct config {
 	enum log_level log;
 	enum cgroup_mode cgroup_mode;  /* IOTIER_CGROUP: auto unless configured */
 	unsigned low_weight;           /* IOTIER_LOW_WEIGHT: the low cgroup's io/blkio weight */
+
+	/* Low paths (docs/low-paths.md). */
+	uint64_t writeback_bytes; /* steer a low thread's writeback every N bytes per file; 0 off */
+	bool writeback_strict;    /* wait for the previous range first (strict_bytes_per_sync) */
+	unsigned n_drop_globs;    /* IOTIER_DROP_BEHIND: files whose written pages are dropped */
+	char drop_globs[DROP_GLOBS_MAX][RULE_GLOB_MAX];
+	uint64_t low_rate;        /* bytes per second for all low threads together; 0 off */
 };
+
+#define WRITEBACK_DEFAULT (1u << 20)
 
 /* Where a value comes from: the environment, or a KEY=VALUE file. */
 typedef const char *(*config_lookup_fn)(const char *key, void *ctx);
@@ -43,6 +55,15 @@ int config_load(struct config *cfg, config_lookup_fn lookup, void *ctx, const ch
 
 /* The @i-th key a file may hold, or NULL past the last: for help text and the CLI. */
 const char *config_key_at(unsigned i);
+
+/*
+ * A byte count: decimal digits with an optional binary suffix K, M or G (also KiB, MiB,
+ * GiB), any case. Returns 0, or -1 with one line in @err naming the bad token.
+ */
+int config_parse_size(const char *text, uint64_t *out, char *err, size_t errlen);
+
+/* Does @path match one of the IOTIER_DROP_BEHIND globs? */
+bool config_drop_behind_matches(const struct config *cfg, const char *path);
 
 /* Read a whole small file (a config file) into @buf with a NUL; returns 0 or -errno. */
 int config_read_file(const char *path, char *buf, size_t len);

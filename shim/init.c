@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cgroup_tier.h"
+#include "low_paths.h"
 #include "real.h"
 #include "shim.h"
 
@@ -105,6 +106,7 @@ static void init_once_body(void)
 			       "process");
 		goto disable;
 	}
+	low_paths_init();
 	/* before the first tier is worked out: stale clean-up, and v1/v2 chosen */
 	cgroup_tier_init(&shim.cfg);
 	kinds = shim.cfg.rules.low.kind_mask | shim.cfg.rules.high.kind_mask;

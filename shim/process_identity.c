@@ -5,7 +5,8 @@
  * read straight from the argument area in our own memory ([arg_start, arg_end) from
  * /proc/self/stat), because programs such as PostgreSQL set their title by overwriting argv
  * in place, with no syscall to intercept. Comparing that area with a snapshot is a memcmp
- * and no syscall, so wrappers can afford it every 64th I/O call of a thread.
+ * and no syscall, so wrappers can afford it on each of a new process's first 4096 I/O
+ * calls (where titles are set) and on every 64th call of a thread after that.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -151,11 +152,15 @@ void process_identity_refresh(void)
 	in_shim = saved_guard;
 }
 
+#define TITLE_EAGER_CALLS 4096
+
 void process_check_title(void)
 {
 	const char *bytes;
 	size_t len;
 
+	if (atomic_load_explicit(&shim.title_eager_calls, memory_order_relaxed) > 0)
+		atomic_fetch_sub_explicit(&shim.title_eager_calls, 1, memory_order_relaxed);
 	if (atomic_load_explicit(&proc.busy, memory_order_relaxed))
 		return;
 	len = title_bytes(&bytes);
@@ -167,6 +172,7 @@ void process_identity_init(void)
 {
 	proc.pid = getpid();
 	locate_argument_area();
+	atomic_store(&shim.title_eager_calls, TITLE_EAGER_CALLS);
 	process_identity_refresh();
 }
 
@@ -175,5 +181,6 @@ void process_after_fork_child(void)
 	/* The forking thread is the child's main thread; its name is the process name now. */
 	proc.pid = getpid();
 	atomic_store(&proc.busy, 0);
+	atomic_store(&shim.title_eager_calls, TITLE_EAGER_CALLS);
 	process_identity_refresh();
 }

@@ -8,12 +8,20 @@
 #define IOTIER_REAL_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <sys/sendfile.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 
 #include "shim.h"
+
+/* Types of wrapped io_uring and libaio functions: only pointers to them pass through here. */
+struct io_uring;
+struct io_uring_params;
+struct io_uring_cqe;
+struct __kernel_timespec;
+struct iocb;
 
 /* X(name, return type, parameter list) */
 #define REAL_FUNCTIONS(X)                                                                   \
@@ -41,6 +49,7 @@
 	X(open, int, (const char *, int, ...))                                              \
 	X(openat, int, (int, const char *, int, ...))                                       \
 	X(__open_2, int, (const char *, int))                                               \
+	X(creat, int, (const char *, mode_t))                                               \
 	X(__openat_2, int, (int, const char *, int))                                        \
 	X(close, int, (int))                                                                \
 	X(fopen, FILE *, (const char *, const char *))                                      \
@@ -48,7 +57,22 @@
 	X(fflush, int, (FILE *))                                                            \
 	X(prctl, int, (int, unsigned long, unsigned long, unsigned long, unsigned long))    \
 	X(pthread_create, int, (pthread_t *, const pthread_attr_t *, void *(*)(void *), void *)) \
-	X(pthread_setname_np, int, (pthread_t, const char *))
+	X(pthread_setname_np, int, (pthread_t, const char *))                              \
+	X(syscall, long, (long, ...))                                                       \
+	X(io_submit, int, (unsigned long, long, struct iocb **))                            \
+	X(io_uring_submit, int, (struct io_uring *))                                        \
+	X(io_uring_submit_and_wait, int, (struct io_uring *, unsigned))                     \
+	X(io_uring_submit_and_wait_timeout, int, (struct io_uring *, struct io_uring_cqe **, \
+						  unsigned, struct __kernel_timespec *,    \
+						  sigset_t *))                               \
+	X(io_uring_submit_and_get_events, int, (struct io_uring *))                         \
+	X(io_uring_queue_init, int, (unsigned, struct io_uring *, unsigned))                \
+	X(io_uring_queue_init_params, int, (unsigned, struct io_uring *,                    \
+					    struct io_uring_params *))                      \
+	X(io_uring_queue_exit, void, (struct io_uring *))                                   \
+	X(io_uring_setup, int, (unsigned, struct io_uring_params *))                        \
+	X(io_uring_enter, int, (unsigned, unsigned, unsigned, unsigned, sigset_t *))        \
+	X(io_uring_enter2, int, (unsigned, unsigned, unsigned, unsigned, sigset_t *, size_t))
 
 struct real_functions {
 #define X(name, ret, params) ret(*name) params;

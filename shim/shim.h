@@ -38,6 +38,12 @@ struct shim_globals {
 	bool cmdline_rules;         /* cmdline: rules exist, so the title must be watched */
 	bool process_rules;         /* comm: or cmdline: rules exist */
 	_Atomic int process_tier;   /* what comm:/cmdline: rules give the whole process */
+	/*
+	 * A new process (fresh start or fork) usually sets its title soon and then does only a
+	 * little I/O (PostgreSQL's autovacuum launcher): for its first calls the title is
+	 * checked on every one, afterwards on every 64th.
+	 */
+	_Atomic int title_eager_calls;
 };
 
 extern struct shim_globals shim SHIM_HIDDEN;
@@ -120,7 +126,9 @@ static inline void shim_io_prologue(void)
 		thread_reevaluate(slot);
 		errno = saved;
 	}
-	if (unlikely(shim.cmdline_rules) && unlikely((++io_calls & 63) == 0)) {
+	if (unlikely(shim.cmdline_rules) &&
+	    (unlikely(atomic_load_explicit(&shim.title_eager_calls, memory_order_relaxed) > 0) ||
+	     unlikely((++io_calls & 63) == 0))) {
 		int saved = errno;
 
 		process_check_title();

@@ -259,7 +259,6 @@ static int evaluate_locked(struct state_slot *slot)
 	by_process = atomic_load(&shim.process_tier);
 	tier = tier_resolve(slot->explicit_tier, by_thread, by_process);
 	err = apply_tier(slot, tid, tier);
-	cgroup_tier_thread(tid, tier == IOTIER_LOW); /* v1 only; no syscall until a low cgroup exists */
 	if ((int32_t)tier != slot->tier)
 		shim_log(LOG_DEBUG, "thread %d '%s' is now %s (%s)", (int)tid, name,
 			 tier == IOTIER_LOW ? "low" : tier == IOTIER_HIGH ? "high" : "untagged",
@@ -268,6 +267,7 @@ static int evaluate_locked(struct state_slot *slot)
 		      (!slot->explicit_tier && by_thread ? SLOT_BY_THREAD_RULE : 0) |
 		      (!slot->explicit_tier && !by_thread && by_process ? SLOT_BY_PROCESS_RULE : 0);
 	__atomic_store_n(&slot->tier, tier, __ATOMIC_RELEASE);
+	cgroup_tier_thread(tid, tier == IOTIER_LOW); /* v1 only; no syscall until a low cgroup exists */
 	return err;
 }
 

@@ -3,7 +3,8 @@
  * wrap_io.c: the I/O entry points that databases call (RocksDB, PostgreSQL, MySQL), each a
  * pass-through to the real function after shim_io_prologue(). The prologue only acts when
  * something changed, so in the steady state a wrapper adds no syscall, lock or allocation,
- * and it never touches the return value or errno of the real call.
+ * and it never touches the return value or errno of the real call. Reads and writes then
+ * tell the low paths what moved; only low threads (and drop-behind files) do more there.
  */
 /*
  * We define both pread and pread64 (open and open64, ...); meson's -D_FILE_OFFSET_BITS=64
@@ -14,6 +15,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "low_paths.h"
 #include "naming.h"
 #include "real.h"
 
@@ -44,23 +46,72 @@ _Static_assert(sizeof(off_t) == 8, "the 64-bit aliases below assume a 64-bit off
 		return fn args;                                                            \
 	}
 
+/*
+ * Reads and writes also report what they moved, for the low paths (low_paths.h): a test of
+ * two globals and the thread's tier, unless a low-path feature has work to do.
+ */
+#define WRAP_READ(name, params, args, fd)                                                  \
+	EXPORT ssize_t name params                                                         \
+	{                                                                                  \
+		ssize_t ret;                                                               \
+		if (unlikely(in_shim))                                                     \
+			return REAL(name) args;                                            \
+		shim_io_prologue();                                                        \
+		ret = REAL(name) args;                                                     \
+		low_paths_after_read(fd, ret);                                             \
+		return ret;                                                                \
+	}
+
+#define WRAP_WRITE(name, params, args, fd, end)                                            \
+	EXPORT ssize_t name params                                                         \
+	{                                                                                  \
+		ssize_t ret;                                                               \
+		if (unlikely(in_shim))                                                     \
+			return REAL(name) args;                                            \
+		shim_io_prologue();                                                        \
+		ret = REAL(name) args;                                                     \
+		low_paths_after_write(fd, ret, end);                                       \
+		return ret;                                                                \
+	}
+
+#define WRAP_OPTIONAL_RW(name, params, args, after)                                        \
+	EXPORT ssize_t name params                                                         \
+	{                                                                                  \
+		ssize_t(*fn) params = REAL(name);                                          \
+		ssize_t ret;                                                               \
+		if (unlikely(!fn)) {                                                       \
+			errno = ENOSYS;                                                    \
+			return -1;                                                         \
+		}                                                                          \
+		if (unlikely(in_shim))                                                     \
+			return fn args;                                                    \
+		shim_io_prologue();                                                        \
+		ret = fn args;                                                             \
+		after;                                                                     \
+		return ret;                                                                \
+	}
+
 #define ALIAS(name, target) __typeof__(target) name __attribute__((alias(#target), visibility("default")));
 
-WRAP(read, ssize_t, (int fd, void *buf, size_t n), (fd, buf, n))
-WRAP(pread, ssize_t, (int fd, void *buf, size_t n, off_t off), (fd, buf, n, off))
-WRAP(pwrite, ssize_t, (int fd, const void *buf, size_t n, off_t off), (fd, buf, n, off))
-WRAP(readv, ssize_t, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt))
-WRAP(writev, ssize_t, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt))
-WRAP(preadv, ssize_t, (int fd, const struct iovec *iov, int cnt, off_t off), (fd, iov, cnt, off))
-WRAP(pwritev, ssize_t, (int fd, const struct iovec *iov, int cnt, off_t off), (fd, iov, cnt, off))
-WRAP_OPTIONAL(preadv2, ssize_t, (int fd, const struct iovec *iov, int cnt, off_t off, int flags),
-	      (fd, iov, cnt, off, flags))
-WRAP_OPTIONAL(pwritev2, ssize_t, (int fd, const struct iovec *iov, int cnt, off_t off, int flags),
-	      (fd, iov, cnt, off, flags))
+WRAP_READ(read, (int fd, void *buf, size_t n), (fd, buf, n), fd)
+WRAP_READ(pread, (int fd, void *buf, size_t n, off_t off), (fd, buf, n, off), fd)
+WRAP_WRITE(pwrite, (int fd, const void *buf, size_t n, off_t off), (fd, buf, n, off), fd,
+	   ret > 0 ? off + ret : -1)
+WRAP_READ(readv, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt), fd)
+WRAP_WRITE(writev, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt), fd, -1)
+WRAP_READ(preadv, (int fd, const struct iovec *iov, int cnt, off_t off), (fd, iov, cnt, off), fd)
+WRAP_WRITE(pwritev, (int fd, const struct iovec *iov, int cnt, off_t off), (fd, iov, cnt, off),
+	   fd, ret > 0 ? off + ret : -1)
+WRAP_OPTIONAL_RW(preadv2, (int fd, const struct iovec *iov, int cnt, off_t off, int flags),
+		 (fd, iov, cnt, off, flags), low_paths_after_read(fd, ret))
+/* An offset of -1 means the file position, as for writev. */
+WRAP_OPTIONAL_RW(pwritev2, (int fd, const struct iovec *iov, int cnt, off_t off, int flags),
+		 (fd, iov, cnt, off, flags),
+		 low_paths_after_write(fd, ret, ret > 0 && off >= 0 ? off + ret : -1))
 /* _FORTIFY_SOURCE builds (all of Debian's) call these instead of read and pread. */
-WRAP(__read_chk, ssize_t, (int fd, void *buf, size_t n, size_t buflen), (fd, buf, n, buflen))
-WRAP(__pread_chk, ssize_t, (int fd, void *buf, size_t n, off_t off, size_t buflen),
-     (fd, buf, n, off, buflen))
+WRAP_READ(__read_chk, (int fd, void *buf, size_t n, size_t buflen), (fd, buf, n, buflen), fd)
+WRAP_READ(__pread_chk, (int fd, void *buf, size_t n, off_t off, size_t buflen),
+	  (fd, buf, n, off, buflen), fd)
 WRAP(fsync, int, (int fd), (fd))
 WRAP(fdatasync, int, (int fd), (fd))
 WRAP_OPTIONAL(syncfs, int, (int fd), (fd))
@@ -96,6 +147,7 @@ EXPORT ssize_t write(int fd, const void *buf, size_t n)
 		return REAL(write)(fd, buf, n);
 	shim_io_prologue();
 	ret = REAL(write)(fd, buf, n);
+	low_paths_after_write(fd, ret, -1);
 	if (unlikely(comm_fd_watched(fd)) && ret > 0) {
 		int saved = errno;
 

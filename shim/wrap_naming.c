@@ -19,6 +19,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "low_paths.h"
 #include "naming.h"
 #include "real.h"
 
@@ -184,8 +185,10 @@ EXPORT int open(const char *path, int flags, ...)
 		va_end(ap);
 	}
 	fd = REAL(open)(path, flags, mode);
-	if (fd >= 0 && !in_shim)
+	if (fd >= 0 && !in_shim) {
 		comm_fd_track(fd, path, writable(flags));
+		low_paths_after_open(fd, path);
+	}
 	return fd;
 }
 
@@ -201,8 +204,22 @@ EXPORT int openat(int dirfd, const char *path, int flags, ...)
 		va_end(ap);
 	}
 	fd = REAL(openat)(dirfd, path, flags, mode);
-	if (fd >= 0 && !in_shim && path[0] == '/')
-		comm_fd_track(fd, path, writable(flags));
+	if (fd >= 0 && !in_shim) {
+		if (path[0] == '/')
+			comm_fd_track(fd, path, writable(flags));
+		low_paths_after_open(fd, path); /* relative: matched as given */
+	}
+	return fd;
+}
+
+/* creat() opens through libc's internal open: a drop-behind log may be created this way. */
+EXPORT int creat(const char *path, mode_t mode)
+{
+	int fd = REAL(creat) ? REAL(creat)(path, mode)
+			     : REAL(open)(path, O_CREAT | O_WRONLY | O_TRUNC, mode);
+
+	if (fd >= 0 && !in_shim)
+		low_paths_after_open(fd, path);
 	return fd;
 }
 
@@ -211,8 +228,10 @@ EXPORT int __open_2(const char *path, int flags)
 {
 	int fd = REAL(__open_2) ? REAL(__open_2)(path, flags) : REAL(open)(path, flags);
 
-	if (fd >= 0 && !in_shim)
+	if (fd >= 0 && !in_shim) {
 		comm_fd_track(fd, path, writable(flags));
+		low_paths_after_open(fd, path);
+	}
 	return fd;
 }
 
@@ -221,8 +240,11 @@ EXPORT int __openat_2(int dirfd, const char *path, int flags)
 	int fd = REAL(__openat_2) ? REAL(__openat_2)(dirfd, path, flags)
 				  : REAL(openat)(dirfd, path, flags);
 
-	if (fd >= 0 && !in_shim && path[0] == '/')
-		comm_fd_track(fd, path, writable(flags));
+	if (fd >= 0 && !in_shim) {
+		if (path[0] == '/')
+			comm_fd_track(fd, path, writable(flags));
+		low_paths_after_open(fd, path);
+	}
 	return fd;
 }
 
@@ -230,8 +252,10 @@ EXPORT FILE *fopen(const char *path, const char *mode)
 {
 	FILE *fp = REAL(fopen)(path, mode);
 
-	if (fp && !in_shim && mode)
+	if (fp && !in_shim && mode) {
 		comm_fd_track(fileno(fp), path, strpbrk(mode, "wa+") != NULL);
+		low_paths_after_open(fileno(fp), path);
+	}
 	return fp;
 }
 
@@ -252,6 +276,15 @@ EXPORT int fclose(FILE *fp)
 {
 	int fd = fp ? fileno(fp) : -1, watched = fd >= 0 && comm_fd_watched(fd), ret;
 
+	if (fd >= 0 && !in_shim && (unsigned)fd < PATH_FD_MAX &&
+	    (atomic_load_explicit(&fd_paths[fd].flags, memory_order_relaxed) & FD_DROP)) {
+		int saved = errno;
+
+		REAL(fflush)(fp); /* stdio's own writes: the drop at close must see their pages */
+		errno = saved;
+	}
+	if (fd >= 0 && !in_shim)
+		low_paths_before_close(fd);
 	ret = REAL(fclose)(fp); /* stdio writes the buffered name here, through libc's own write */
 	if (watched) {
 		int saved = errno;
@@ -268,6 +301,10 @@ EXPORT int close(int fd)
 {
 	if (unlikely(comm_fd_watched(fd)))
 		comm_fd_forget(fd);
+	if (likely(!in_shim)) {
+		low_paths_before_close(fd);
+		uring_fd_closing(fd);
+	}
 	return REAL(close)(fd);
 }
 
@@ -275,4 +312,5 @@ __typeof__(open) open64 __attribute__((alias("open"), visibility("default")));
 __typeof__(openat) openat64 __attribute__((alias("openat"), visibility("default")));
 __typeof__(__open_2) __open64_2 __attribute__((alias("__open_2"), visibility("default")));
 __typeof__(__openat_2) __openat64_2 __attribute__((alias("__openat_2"), visibility("default")));
+__typeof__(creat) creat64 __attribute__((alias("creat"), visibility("default")));
 __typeof__(fopen) fopen64 __attribute__((alias("fopen"), visibility("default")));

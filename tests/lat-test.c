@@ -2,21 +2,29 @@
 /*
  * Description: integration tests of `iotier lat` on throwaway loop devices. Each mode is one
  * meson test:
- *   exact SCHED [ATTACH]  N idle, M be:3 and K rt:0 direct reads of known sizes must appear
+ *   exact SCHED [ATTACH [unmounted]]
+ *                         N idle, M be:3 and K rt:0 direct reads of known sizes must appear
  *                         exactly, with their bytes, in the right class, level and op, under
  *                         scheduler SCHED (insert differs between mq-deadline and none);
  *                         percentiles are monotone, min <= max, and the in-flight map has
- *                         drained to zero with no drops once the load stops.
- *   pid                   --pid counts only the named process while another process reads
+ *                         drained to zero with no drops once the load stops. With
+ *                         unmounted, in a mount namespace without tracefs, debugfs or bpffs.
+ *   pid [SCHED]           --pid counts only the named process while another process reads
  *                         the same device.
+ *   children              --pid --children also counts what the process's child reads.
+ *   cgroup                --cgroup counts only the processes in that cgroup v2 directory.
  *   drops SCHED [pid]     a 2-entry in-flight map under concurrent reads: every request is
  *                         either counted or reported as a drop, exactly once, and all I/O
  *                         completes; with pid, tracking starts at submit (block_io_start).
+ *   text                  the text report has a row with the right count for the device
+ *                         and priority, and histogram bars with -H.
  *   prom                  the Prometheus output passes `promtool check metrics` and its
  *                         +Inf buckets equal the request counts.
  *   schema SCHEMA         the JSON output validates against the documented JSON Schema.
  *   usage                 bad options exit 2 with one line naming the bad token.
  *   nocap                 without CAP_BPF/CAP_PERFMON, one line naming them and exit 1.
+ *   nobtf                 without kernel BTF (hidden in a private mount namespace), one
+ *                         line naming it and exit 1.
  *   interval              --interval with --count prints exactly N reports and exits by
  *                         itself; --duration stops by itself; SIGTERM prints the final report.
  * Exits 0 pass, 1 fail, 77 skip (no root, no BTF, no loop devices; a failure under
@@ -34,6 +42,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <grp.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -334,11 +345,12 @@ static int mode_exact(const char *attach)
 	return ret;
 }
 
-/* A child process that waits for a byte on @go, then runs @l and exits 0 on success. */
-static pid_t spawn_loader(struct load *l, int *go)
+/* A child process that waits for a byte on @go, then runs @l (in a child of its own with
+ * @via_child) and exits 0 on success. */
+static pid_t spawn_loader(struct load *l, int *go, bool via_child)
 {
-	int p[2];
-	pid_t pid;
+	int p[2], st;
+	pid_t pid, gc;
 	char c;
 
 	if (pipe2(p, O_CLOEXEC))
@@ -348,60 +360,124 @@ static pid_t spawn_loader(struct load *l, int *go)
 		close(p[1]);
 		if (read(p[0], &c, 1) != 1)
 			_exit(2);
-		_exit(run_loads(l, 1) ? 1 : 0);
+		if (!via_child)
+			_exit(run_loads(l, 1) ? 1 : 0);
+		gc = fork();
+		if (gc == 0)
+			_exit(run_loads(l, 1) ? 1 : 0);
+		if (gc < 0 || waitpid(gc, &st, 0) < 0 || !WIFEXITED(st))
+			_exit(1);
+		_exit(WEXITSTATUS(st));
 	}
 	close(p[0]);
 	*go = p[1];
 	return pid;
 }
 
-static int mode_pid(void)
+static int write_file(const char *path, const char *text)
 {
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, strlen(text)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/*
+ * Two processes read the same device at the same class and level at the same time; the
+ * tracer, filtered by @how ("pid", "children" or "cgroup"), must count only the first.
+ */
+static int mode_isolation(const char *how)
+{
+	bool children = !strcmp(how, "children"), cgroup = !strcmp(how, "cgroup");
 	struct load mine = { IOPRIO_CLASS_BE, 3, 29, 4096, 0, 0 };
 	struct load other = { IOPRIO_CLASS_BE, 3, 41, 4096, 16 << 20, 0 };
-	int go_mine, go_other, st1 = -1, st2 = -1, st;
-	pid_t p1 = spawn_loader(&mine, &go_mine), p2 = spawn_loader(&other, &go_other);
-	char pidbuf[16], *out = NULL;
-	const char *extra[] = { "--format", "json", "--pid", pidbuf, NULL };
+	char pidbuf[16], cgdir[PATH_MAX] = "", procs[PATH_MAX + 16], *out = NULL;
+	const char *extra[8] = { "--format", "json" };
+	int go_mine, go_other, st1 = -1, st2 = -1, st, ret = T_EXIT_FAIL;
+	pid_t p1, p2;
 	struct tracer t;
-	json_t *rep, *row;
-	int ret = T_EXIT_FAIL;
+	json_t *rep = NULL, *row;
 
-	if (p1 < 0 || p2 < 0)
-		FAIL("fork");
-	snprintf(pidbuf, sizeof(pidbuf), "%d", p1);
-	if (tracer_start(&t, extra) < 0) {
-		kill(p1, SIGKILL);
-		kill(p2, SIGKILL);
-		waitpid(p1, NULL, 0);
-		waitpid(p2, NULL, 0);
-		FAIL("iotier lat did not start");
+	if (cgroup) {
+		if (access("/sys/fs/cgroup/unified/cgroup.procs", W_OK) == 0)
+			snprintf(cgdir, sizeof(cgdir), "/sys/fs/cgroup/unified/iotier-lat-test.%d",
+				 getpid());
+		else if (access("/sys/fs/cgroup/cgroup.subtree_control", R_OK) == 0)
+			snprintf(cgdir, sizeof(cgdir), "/sys/fs/cgroup/iotier-lat-test.%d", getpid());
+		else
+			return test_skip("no cgroup v2 hierarchy");
+		if (mkdir(cgdir, 0755) < 0)
+			return test_skip("cannot create a cgroup v2 directory");
 	}
-	/* Both read the same device at the same class and level, at the same time. */
+	p1 = spawn_loader(&mine, &go_mine, children);
+	p2 = spawn_loader(&other, &go_other, false);
+	if (p1 < 0 || p2 < 0) {
+		fprintf(stderr, "FAIL: fork\n");
+		goto out;
+	}
+	snprintf(pidbuf, sizeof(pidbuf), "%d", p1);
+	if (cgroup) {
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", cgdir);
+		if (write_file(procs, pidbuf) < 0) {
+			fprintf(stderr, "FAIL: cannot move %s into %s\n", pidbuf, cgdir);
+			goto out_kill;
+		}
+		extra[2] = "--cgroup";
+		extra[3] = cgdir;
+	} else {
+		extra[2] = "--pid";
+		extra[3] = pidbuf;
+		extra[4] = children ? "--children" : NULL;
+	}
+	if (tracer_start(&t, extra) < 0) {
+		fprintf(stderr, "FAIL: iotier lat did not start\n");
+		goto out_kill;
+	}
 	if (write(go_other, "g", 1) != 1 || write(go_mine, "g", 1) != 1)
 		perror("write");
 	waitpid(p1, &st1, 0);
 	waitpid(p2, &st2, 0);
+	p1 = p2 = -1;
 	usleep(100 * 1000);
 	st = tracer_stop(&t, &out);
-	if (!WIFEXITED(st1) || WEXITSTATUS(st1) || !WIFEXITED(st2) || WEXITSTATUS(st2))
-		FAIL("a loader failed");
-	if (st != 0)
-		FAIL("iotier lat exited %d", st);
+	if (!WIFEXITED(st1) || WEXITSTATUS(st1) || !WIFEXITED(st2) || WEXITSTATUS(st2)) {
+		fprintf(stderr, "FAIL: a loader failed\n");
+		goto out;
+	}
+	if (st != 0) {
+		fprintf(stderr, "FAIL: iotier lat exited %d\n", st);
+		goto out;
+	}
 	rep = last_report(out);
-	if (!rep)
-		FAIL("no JSON report in: %s", out);
+	if (!rep) {
+		fprintf(stderr, "FAIL: no JSON report in: %s\n", out);
+		goto out;
+	}
 	printf("%s", out);
 	row = find_row(rep, "read", "be", 3);
-	if (!row)
-		FAIL("no be:3 read row for pid %d", p1);
-	if (geti(row, "count") != mine.count || json_array_size(json_object_get(rep, "rows")) != 1)
-		FAIL("--pid %d: counted %lld reads in %zu rows, expected %u in 1 (other process did %u)",
-		     p1, geti(row, "count"), json_array_size(json_object_get(rep, "rows")), mine.count,
-		     other.count);
+	if (!row || geti(row, "count") != mine.count ||
+	    json_array_size(json_object_get(rep, "rows")) != 1) {
+		fprintf(stderr, "FAIL: --%s: counted %lld reads in %zu rows, expected %u in 1 "
+			"(the other process did %u)\n", how, row ? geti(row, "count") : 0,
+			json_array_size(json_object_get(rep, "rows")), mine.count, other.count);
+		goto out;
+	}
 	ret = check_drained(rep);
+	goto out;
+out_kill:
+	kill(p1, SIGKILL);
+	kill(p2, SIGKILL);
+	waitpid(p1, NULL, 0);
+	waitpid(p2, NULL, 0);
+out:
 	json_decref(rep);
 	free(out);
+	if (cgdir[0])
+		rmdir(cgdir);
 	return ret;
 }
 
@@ -456,6 +532,30 @@ static int mode_drops(bool by_pid)
 	if (geti(rep, "inflight") != 0)
 		FAIL("in-flight map holds %lld requests after the load", geti(rep, "inflight"));
 	json_decref(rep);
+	free(out);
+	return T_EXIT_PASS;
+}
+
+static int mode_text(void)
+{
+	struct load loads[] = { { IOPRIO_CLASS_IDLE, 0, 9, 4096, 0, 0 } };
+	const char *extra[] = { "-H", NULL };
+	char *out = NULL, want[128];
+	struct tracer t;
+	int st;
+
+	if (tracer_start(&t, extra) < 0)
+		FAIL("iotier lat did not start");
+	st = run_loads(loads, 1);
+	usleep(100 * 1000);
+	if (tracer_stop(&t, &out) != 0 || st)
+		FAIL("iotier lat or the load failed");
+	printf("%s", out);
+	snprintf(want, sizeof(want), "%-10s %-7s %-7s %9u ", dev.name, "read", "idle:0", 9);
+	if (!strstr(out, "DEVICE") || !strstr(out, "P99.9") || !strstr(out, want))
+		FAIL("no row '%s' under a header", want);
+	if (!strstr(out, "distribution") || !strstr(out, "|*"))
+		FAIL("no histogram bars with -H");
 	free(out);
 	return T_EXIT_PASS;
 }
@@ -676,6 +776,39 @@ static int mode_interval(void)
 	return T_EXIT_PASS;
 }
 
+static int mode_nobtf(void)
+{
+	const char *argv[] = { iotier, "lat", "--duration", "1", NULL };
+	int p[2], status;
+	char buf[1024] = "";
+	size_t len = 0;
+	ssize_t r;
+	pid_t pid;
+
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mount("/dev/null", "/sys/kernel/btf/vmlinux", NULL, MS_BIND, NULL))
+		return test_skip("cannot hide kernel BTF in a private mount namespace");
+	if (pipe(p))
+		FAIL("pipe");
+	pid = fork();
+	if (pid == 0) {
+		dup2(p[1], 2);
+		execv(iotier, (char *const *)argv);
+		_exit(127);
+	}
+	close(p[1]);
+	while (len < sizeof(buf) - 1 && (r = read(p[0], buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)r;
+	buf[len] = '\0';
+	close(p[0]);
+	waitpid(pid, &status, 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 1)
+		FAIL("without BTF: exit %d, expected 1: %s", WEXITSTATUS(status), buf);
+	if (!strstr(buf, "BTF") || count_lines(buf) != 1)
+		FAIL("expected one line naming the missing BTF, got: %s", buf);
+	return T_EXIT_PASS;
+}
+
 static int mode_nocap(void)
 {
 	const char *argv[] = { iotier, "lat", "--duration", "1", NULL };
@@ -710,6 +843,33 @@ static int mode_nocap(void)
 	return T_EXIT_PASS;
 }
 
+/* Enter a private mount namespace with tracefs, debugfs and bpffs gone: the tracer must not
+ * need them. Returns 0, or -errno (the caller skips: no mount namespaces here). */
+static int unmount_tracing_fs(void)
+{
+	static const char *const paths[] = { "/sys/kernel/debug/tracing", "/sys/kernel/tracing",
+					     "/sys/kernel/debug", "/sys/fs/bpf" };
+	char line[1024];
+	FILE *m;
+
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		return -errno;
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		for (int k = 0; k < 8 && umount2(paths[i], MNT_DETACH) == 0; k++)
+			; /* stacked mounts come off one at a time */
+	m = fopen("/proc/self/mounts", "r");
+	if (!m)
+		return -errno;
+	while (fgets(line, sizeof(line), m))
+		if (strstr(line, " tracefs ") || strstr(line, " debugfs ") || strstr(line, " bpf ")) {
+			fprintf(stderr, "still mounted: %s", line);
+			fclose(m);
+			return -EBUSY;
+		}
+	fclose(m);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode;
@@ -727,10 +887,12 @@ int main(int argc, char **argv)
 		return test_skip("needs root for BPF and loop devices");
 	if (!strcmp(mode, "nocap"))
 		return mode_nocap();
+	if (!strcmp(mode, "nobtf"))
+		return mode_nobtf();
 	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
 		return test_skip("no kernel BTF");
-	ret = loopdev_create(&dev, NULL, DEV_BYTES, (!strcmp(mode, "exact") ||
-			     !strcmp(mode, "drops")) && argc > 3 ? argv[3] : "mq-deadline", 0);
+	ret = loopdev_create(&dev, NULL, DEV_BYTES, strcmp(mode, "schema") && argc > 3 ?
+			     argv[3] : "mq-deadline", 0);
 	if (ret == -EPERM || ret == -ENOENT || ret == -ENXIO || ret == -EACCES)
 		return test_skip("cannot create a loop device");
 	if (ret < 0) {
@@ -740,14 +902,23 @@ int main(int argc, char **argv)
 	/* Stray reads from udev probing a new device must not land inside the measurement. */
 	if (system("command -v udevadm >/dev/null && udevadm settle -t 5 2>/dev/null") < 0)
 		usleep(1000);
+	if (!strcmp(mode, "exact") && argc > 5 && !strcmp(argv[5], "unmounted") &&
+	    (ret = unmount_tracing_fs()) < 0) {
+		loopdev_destroy(&dev);
+		if (ret == -EBUSY)
+			return T_EXIT_FAIL;
+		return test_skip("cannot unmount tracefs/bpffs in a private mount namespace");
+	}
 	if (!strcmp(mode, "exact"))
 		ret = mode_exact(argc > 4 ? argv[4] : "auto");
-	else if (!strcmp(mode, "pid"))
-		ret = mode_pid();
+	else if (!strcmp(mode, "pid") || !strcmp(mode, "children") || !strcmp(mode, "cgroup"))
+		ret = mode_isolation(mode);
 	else if (!strcmp(mode, "drops"))
 		ret = mode_drops(argc > 4 && !strcmp(argv[4], "pid"));
 	else if (!strcmp(mode, "prom"))
 		ret = mode_prom();
+	else if (!strcmp(mode, "text"))
+		ret = mode_text();
 	else if (!strcmp(mode, "interval"))
 		ret = mode_interval();
 	else if (!strcmp(mode, "schema") && argc > 3)

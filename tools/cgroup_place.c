@@ -9,29 +9,14 @@
 #include <stdlib.h>
 
 #include "cgroup_tier.h"
-#include "commands.h"
-#include "config.h"
 
-static const char *lookup_env(const char *key, void *ctx)
+void cgroup_place_before_exec(const struct config *cfg)
 {
-	(void)ctx;
-	return getenv(key);
-}
-
-int cgroup_place_before_exec(void)
-{
-	static struct config cfg; /* large: rule globs are inline */
-	char err[512];
-
-	/* cmd_run has validated everything already, file included; only the keys matter here */
-	if (config_load(&cfg, lookup_env, NULL, NULL, err, sizeof(err)) < 0)
-		return usage_error("run", "%s", err);
-	if (cfg.cgroup_mode == CGROUP_OFF)
-		return usage_error("run", "--cgroup-weight needs a cgroup, but the cgroup mode is "
-				   "'off'");
-	if (cgroup_tier_init(&cfg) == 0) {
+	if (cgroup_tier_init(cfg) == 0) {
 		cgroup_tier_process(true);
 		atexit(cgroup_tier_exit); /* runs only if exec fails and iotier returns */
 	}
-	return 0;
+	/* warned once already; the shim in CMD would only fail and say it again */
+	if (!cgroup_tier_usable())
+		setenv("IOTIER_CGROUP", "off", 1);
 }

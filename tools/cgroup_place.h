@@ -8,11 +8,13 @@
 #ifndef IOTIER_CGROUP_PLACE_H
 #define IOTIER_CGROUP_PLACE_H
 
+#include "config.h"
+
 /*
- * Load the configuration from the environment (IOTIER_CGROUP, IOTIER_LOW_WEIGHT, ...) and
- * place the calling process. Returns 0 (placed, or warned once and carrying on with ioprio
- * only) or EXIT_USAGE after usage_error() when IOTIER_CGROUP is off.
+ * Place the calling process as @cfg says (IOTIER_CGROUP, IOTIER_LOW_WEIGHT), checked already
+ * by shim_config_check(). Without permission it warns once and CMD goes on with ioprio
+ * tagging only; IOTIER_CGROUP is then set to off so that the shim does not warn again.
  */
-int cgroup_place_before_exec(void);
+void cgroup_place_before_exec(const struct config *cfg);
 
 #endif

@@ -218,6 +218,9 @@ static int row_by_bytes(const void *a, const void *b)
 
 #define ROWS_PRINTED 30
 
+static void print_rows(const struct check_report *r, struct check_row *rows, FILE *out);
+static void print_warnings(const struct check_report *r, FILE *out);
+
 void check_report_print(const struct check_report *r, FILE *out)
 {
 	char b1[32], b2[32], b3[32], b4[32], b5[32], cls_text[64];
@@ -270,11 +273,17 @@ void check_report_print(const struct check_report *r, FILE *out)
 		fputs(first ? "\n" : ")\n", out);
 	}
 
-	if (!r->n_rows)
-		return;
-	rows = malloc(r->n_rows * sizeof(*rows));
-	if (!rows)
-		return;
+	rows = r->n_rows ? malloc(r->n_rows * sizeof(*rows)) : NULL;
+	if (rows)
+		print_rows(r, rows, out);
+	free(rows);
+	print_warnings(r, out);
+}
+
+static void print_rows(const struct check_report *r, struct check_row *rows, FILE *out)
+{
+	char b1[32], b2[32];
+
 	memcpy(rows, r->rows, r->n_rows * sizeof(*rows));
 	qsort(rows, r->n_rows, sizeof(*rows), row_by_bytes);
 	fprintf(out, "\nby thread (unattributed: kernel I/O with no known dirtier):\n");
@@ -292,7 +301,16 @@ void check_report_print(const struct check_report *r, FILE *out)
 	}
 	if (r->n_rows > ROWS_PRINTED)
 		fprintf(out, "  ... %zu more rows in the --json report\n", r->n_rows - ROWS_PRINTED);
-	free(rows);
+}
+
+static void print_warnings(const struct check_report *r, FILE *out)
+{
+	char b1[32];
+
+	if (r->counters[IOTRACK_MISSED])
+		fprintf(out, "\nwarning: the kernel skipped %llu runs of the tracer (nested on a CPU); "
+			"as many requests may be missing\n",
+			(unsigned long long)r->counters[IOTRACK_MISSED]);
 	if (r->counters[IOTRACK_LOST_START] || r->counters[IOTRACK_LOST_STATS] ||
 	    r->counters[IOTRACK_LOST_DIRTY] || r->counters[IOTRACK_LOST_EVENTS])
 		fprintf(out, "\nwarning: not recorded: %llu requests untimed, %llu uncounted, %llu "
@@ -312,7 +330,7 @@ void check_report_print(const struct check_report *r, FILE *out)
 
 static const char *const counter_keys[IOTRACK_NR_COUNTERS] = {
 	"lost_untimed_requests", "lost_uncounted_requests", "lost_dirtied_inodes",
-	"lost_process_events", "foreign_bytes", "merged_requests",
+	"lost_process_events", "foreign_bytes", "merged_requests", "missed_program_runs",
 };
 
 static json_t *cell_json(const struct check_cell *c)

@@ -246,8 +246,27 @@ int check_trace_collect(struct check_trace *t, check_classify_fn classify, void 
 	for (uint32_t i = 0; i < IOTRACK_NR_COUNTERS; i++) {
 		uint64_t v = 0;
 
+		if (i == IOTRACK_MISSED)
+			continue;
 		if (bpf_map_lookup_elem(counters_fd, &i, &v) == 0)
 			r->counters[i] = v;
+	}
+	/*
+	 * A tracing program is skipped when it would nest on one CPU, for example a completion
+	 * in an interrupt arriving while the same program runs for another request. The kernel
+	 * counts those skips per program; a skipped start or completion is a request lost.
+	 */
+	{
+		struct bpf_program *prog;
+
+		bpf_object__for_each_program(prog, t->skel->obj) {
+			struct bpf_prog_info info;
+			__u32 len = sizeof(info);
+
+			memset(&info, 0, sizeof(info));
+			if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len) == 0)
+				r->counters[IOTRACK_MISSED] += info.recursion_misses;
+		}
 	}
 	free(st);
 	return ret;

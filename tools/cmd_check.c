@@ -23,9 +23,10 @@
 #include "check_report.h"
 #include "check_trace.h"
 #include "commands.h"
+#include "cgroup_place.h"
 #include "config.h"
 #include "expect.h"
-#include "shim_locate.h"
+#include "shim_options.h"
 
 static const char check_help[] =
 	"usage: iotier check [OPTIONS] [--expect EXPR]... [--] CMD [ARGS...]\n"
@@ -45,12 +46,9 @@ static const char check_help[] =
 	"is reported on its own line), 2 for a usage error (nothing is run).\n"
 	"\n"
 	"options:\n"
-	"  -l, --low RULES        comma-separated rules for the low tier (repeatable)\n"
-	"  -H, --high RULES       rules for the high tier; a high match beats a low one\n"
-	"      --low-class C      idle (default) or be:0..be:7\n"
-	"      --high-class C     keep (default), be:N or rt:N\n"
-	"      --log LEVEL        the shim's log: off, warn (default) or debug\n"
-	"      --config FILE      read IOTIER_* KEY=VALUE lines from FILE\n"
+	SHIM_OPTIONS_HELP
+	"\n"
+	"tracing and expectations:\n"
 	"  -d, --device DEV       trace only DEV (/dev/sdb, loop3 or 7:3; repeatable, at most 8);\n"
 	"                         without it every device is traced, and I/O through stacked\n"
 	"                         devices (loop over a file, dm) is counted once per layer\n"
@@ -77,15 +75,10 @@ static const char check_help[] =
 	"      -- db_bench --benchmarks=readwhilewriting\n"
 	"      fail when foreground p99.9 regresses by more than half against a saved run\n";
 
-enum { OPT_LOW_CLASS = 256, OPT_HIGH_CLASS, OPT_LOG, OPT_CONFIG, OPT_NO_SYNC };
+enum { OPT_NO_SYNC = SHIM_OPT_END };
 
 static const struct option check_options[] = {
-	{ "low", required_argument, NULL, 'l' },
-	{ "high", required_argument, NULL, 'H' },
-	{ "low-class", required_argument, NULL, OPT_LOW_CLASS },
-	{ "high-class", required_argument, NULL, OPT_HIGH_CLASS },
-	{ "log", required_argument, NULL, OPT_LOG },
-	{ "config", required_argument, NULL, OPT_CONFIG },
+	SHIM_LONG_OPTIONS,
 	{ "device", required_argument, NULL, 'd' },
 	{ "expect", required_argument, NULL, 'e' },
 	{ "baseline", required_argument, NULL, 'b' },
@@ -107,49 +100,8 @@ struct check_args {
 	unsigned n_devs;
 	const char *baseline, *json;
 	bool no_sync, verbose;
+	struct shim_flags shim;
 };
-
-/* Append @value to the comma-joined list in @key, as repeated --low flags do in `iotier run`. */
-static int env_append(const char *key, const char *value, int *seen)
-{
-	const char *old = *seen ? getenv(key) : NULL;
-	char *joined;
-	int ret;
-
-	*seen = 1;
-	if (!old || !*old)
-		return setenv(key, value, 1);
-	if (asprintf(&joined, "%s,%s", old, value) < 0)
-		return -1;
-	ret = setenv(key, joined, 1);
-	free(joined);
-	return ret;
-}
-
-static const char *lookup_env(const char *key, void *ctx)
-{
-	(void)ctx;
-	return getenv(key);
-}
-
-/* The configuration the shim will load; the rules also classify the traced I/O. */
-static int load_config(struct config *cfg)
-{
-	static char file_text[64 * 1024];
-	const char *file = getenv("IOTIER_CONFIG");
-	char err[RULE_ERROR_MAX + 64];
-
-	if (file && *file) {
-		int ret = config_read_file(file, file_text, sizeof(file_text));
-
-		if (ret < 0)
-			return usage_error("check", "--config %s: %s", file, strerror(-ret));
-	}
-	if (config_load(cfg, lookup_env, NULL, file && *file ? file_text : NULL, err,
-			sizeof(err)) < 0)
-		return usage_error("check", "%s", err);
-	return 0;
-}
 
 static bool ioprio_is(uint16_t got, int want)
 {
@@ -191,31 +143,13 @@ static enum expect_tier classify(const struct iotrack_key *key, const char *cmdl
 
 static int parse_args(int argc, char **argv, struct check_args *a)
 {
-	int seen_low = 0, seen_high = 0, opt, ret;
+	int opt, ret;
 
 	optind = 0;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:l:H:d:e:b:j:vh", check_options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+:" SHIM_SHORT_OPTIONS "d:e:b:j:vh", check_options, NULL)) != -1) {
 		ret = 0;
 		switch (opt) {
-		case 'l':
-			ret = env_append("IOTIER_LOW", optarg, &seen_low);
-			break;
-		case 'H':
-			ret = env_append("IOTIER_HIGH", optarg, &seen_high);
-			break;
-		case OPT_LOW_CLASS:
-			ret = setenv("IOTIER_LOW_CLASS", optarg, 1);
-			break;
-		case OPT_HIGH_CLASS:
-			ret = setenv("IOTIER_HIGH_CLASS", optarg, 1);
-			break;
-		case OPT_LOG:
-			ret = setenv("IOTIER_LOG", optarg, 1);
-			break;
-		case OPT_CONFIG:
-			ret = setenv("IOTIER_CONFIG", optarg, 1);
-			break;
 		case 'd': {
 			int err;
 
@@ -253,8 +187,11 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 			return -1;
 		case ':':
 			return usage_error("check", "option '%s' needs a value", argv[optind - 1]);
-		default:
+		case '?':
 			return usage_error("check", "unknown option '%s'", argv[optind - 1]);
+		default:
+			ret = shim_flag(&a->shim, opt, optarg);
+			break;
 		}
 		if (ret < 0) {
 			perror("iotier check: setenv");
@@ -287,7 +224,8 @@ static void forward_signal(int sig)
  * must hold its pid before its first I/O, and its first I/O may be the exec itself.
  * Returns the pid, or -1 after printing why (exit status in *status: 126 or 127).
  */
-static pid_t start_command(char **argv, struct check_trace *trace, int *status)
+static pid_t start_command(char **argv, struct check_trace *trace,
+			   const struct config *place_cfg, int *status)
 {
 	int go[2], exec_err[2], err = 0;
 	char msg[256];
@@ -313,6 +251,9 @@ static pid_t start_command(char **argv, struct check_trace *trace, int *status)
 		/* EOF without a byte: the parent could not start tracing. */
 		if (read(go[0], &c, 1) != 1)
 			_exit(126);
+		/* --cgroup-weight: CMD is low as a whole, as under `iotier run`. */
+		if (place_cfg)
+			cgroup_place_before_exec(place_cfg);
 		execvp(argv[0], argv);
 		err = errno;
 		if (write(exec_err[1], &err, sizeof(err)) < 0)
@@ -360,7 +301,7 @@ static int check_main(int argc, char **argv)
 	struct check_outcome *outcomes = NULL;
 	struct check_trace *trace = NULL;
 	struct sigaction sa = { 0 }, old_int, old_term;
-	char err[EXPECT_ERROR_MAX + 256], shim[PATH_MAX];
+	char err[EXPECT_ERROR_MAX + 256];
 	int ret, status = 0, exit_code = 1, failed = 0, cmd_status;
 	double started;
 	pid_t pid;
@@ -368,7 +309,7 @@ static int check_main(int argc, char **argv)
 	ret = parse_args(argc, argv, &a);
 	if (ret)
 		return ret < 0 ? 0 : ret;
-	ret = load_config(&cfg);
+	ret = shim_config_check("check", &a.shim, &cfg);
 	if (ret)
 		return ret;
 	a.exprs = calloc((size_t)a.n_exprs + 1, sizeof(*a.exprs));
@@ -394,10 +335,8 @@ static int check_main(int argc, char **argv)
 		exit_code = usage_error("check", "--json '%s': %s", a.json, strerror(errno));
 		goto cleanup;
 	}
-	if (shim_locate(shim, sizeof(shim), err, sizeof(err)) < 0) {
-		fprintf(stderr, "iotier check: %s\n", err);
+	if (shim_preload_for("check"))
 		goto cleanup;
-	}
 	report = check_report_new();
 	if (!report) {
 		fprintf(stderr, "iotier check: out of memory\n");
@@ -407,10 +346,6 @@ static int check_main(int argc, char **argv)
 		fprintf(stderr, "iotier check: %s\n", err);
 		goto cleanup;
 	}
-	if (shim_preload_env(shim) < 0) {
-		perror("iotier check: setenv LD_PRELOAD");
-		goto cleanup;
-	}
 
 	/* Like time(1): ^C reaches CMD from the terminal and we report what it did until then. */
 	sa.sa_handler = forward_signal;
@@ -418,7 +353,8 @@ static int check_main(int argc, char **argv)
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGINT, &sa, &old_int);
 	started = now_seconds();
-	pid = start_command(argv + optind, trace, &cmd_status);
+	pid = start_command(argv + optind, trace, a.shim.place_in_cgroup ? &cfg : NULL,
+			    &cmd_status);
 	if (pid < 0) {
 		exit_code = cmd_status;
 		goto restore;

@@ -18,7 +18,8 @@ struct command {
 
 extern const struct command command_run;
 extern const struct command command_threads;
-/* Built only with BPF support (meson -Dbpf): the iolat and iotrack tracers. */
+/* The iolat tracer (a stub saying why it cannot run in a build without BPF), and
+ * iotier check's iotrack tracer (built only with BPF support). */
 extern const struct command command_lat;
 extern const struct command command_check;
 

@@ -13,8 +13,8 @@
 static const struct command *const commands[] = {
 	&command_run,
 	&command_threads,
+	&command_lat, /* cmd_lat.c, or cmd_lat_stub.c in a build without BPF */
 #ifdef IOTIER_HAVE_BPF
-	&command_lat,
 	&command_check,
 #endif
 };

@@ -56,16 +56,16 @@ static void print_bars(FILE *out, const struct iolat_lat *l)
 	fprintf(out, "    %21s : %-10s distribution\n", "usecs", "count");
 	for (int i = first; i <= last; i++) {
 		__u32 b = (__u32)i * HIST_SUB;
-		__u64 lo = hist_bucket_low(b) / 1000;
 		int stars = top ? (int)(lines[i] * 40 / top) : 0;
-		char range[32], bar[41];
+		char range[40], bar[41];
 
+		/* Octaves start at 1.024 us * 2^k: print their true bounds, not rounded powers. */
 		if (b >= HIST_OVERFLOW)
-			snprintf(range, sizeof(range), "%llu -> inf", (unsigned long long)lo);
+			snprintf(range, sizeof(range), "%.4g -> inf", (double)hist_bucket_low(b) / 1e3);
 		else
-			snprintf(range, sizeof(range), "%llu -> %llu", (unsigned long long)lo,
-				 (unsigned long long)(hist_bucket_low(b + HIST_SUB > HIST_OVERFLOW ?
-						HIST_OVERFLOW : b + HIST_SUB) / 1000 - 1));
+			snprintf(range, sizeof(range), "%.4g -> %.4g", (double)hist_bucket_low(b) / 1e3,
+				 (double)hist_bucket_low(b + HIST_SUB > HIST_OVERFLOW ? HIST_OVERFLOW :
+							 b + HIST_SUB) / 1e3);
 		memset(bar, '*', (size_t)stars);
 		bar[stars] = '\0';
 		fprintf(out, "    %21s : %-10llu |%-40s|\n", range, (unsigned long long)lines[i], bar);

@@ -4,6 +4,11 @@
  * subcommand can drive (`iotier lat` prints it, `iotier check` judges a command with it).
  * The lifecycle is preflight -> open (configure filters, load, attach) -> read snapshots
  * -> close. A snapshot is plain data (no libbpf types), so renderers and tests need no BPF.
+ *
+ * To measure one command's process tree (as `iotier check` does): set filter_tgid and
+ * follow_forks with no initial tgids, open the session, fork the command stopped before
+ * exec (e.g. blocked on a pipe), lat_session_track() its pid, then let it exec. Every
+ * process it forks from then on is tracked by the kernel side itself.
  */
 #ifndef IOTIER_LAT_SESSION_H
 #define IOTIER_LAT_SESSION_H
@@ -85,7 +90,9 @@ int lat_session_read(struct lat_session *s, struct lat_snapshot *snap, bool fina
 
 void lat_session_close(struct lat_session *s);
 
-/* Snapshot helpers, free of BPF. */
+/* Snapshot helpers, free of BPF (lat_snapshot.c). */
+/* Add the distribution @src into @dst: counts, sums, buckets, min and max. */
+void lat_sum(struct iolat_lat *dst, const struct iolat_lat *src);
 void lat_snapshot_init(struct lat_snapshot *snap);
 void lat_snapshot_free(struct lat_snapshot *snap);
 /* Find or add the row for a key; NULL on allocation failure. */

@@ -5,7 +5,9 @@
  * wrapped calls so the shim tiers them, prints "ready PID BG_TID FG_TID" and then waits for
  * its stdin to close, so the test can look at /proc/PID/task/TID/cgroup from outside while
  * everything is still running. It then ends with exit(), or _exit() when argv[1] is "_exit",
- * which is how the test checks that the shim removes the cgroup on both paths.
+ * which is how the test checks that the shim removes the cgroup on both paths. With
+ * "cgroup-probe EXIT PATH MB" the main thread first writes MB MiB to PATH with buffered
+ * writes and no fsync, for the VM's writeback check.
  * Not a test on its own; built for tests/cgroup/test-cgroup-v1.c and the VM checks.
  */
 #include <fcntl.h>
@@ -51,6 +53,27 @@ static void *work(void *arg)
 	return NULL;
 }
 
+/* Dirty @mb MiB of page cache; writeback happens later, from the flusher. */
+static int write_file(const char *path, int mb)
+{
+	static char chunk[1 << 20];
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	if (fd < 0) {
+		perror(path);
+		return -1;
+	}
+	memset(chunk, 'w', sizeof(chunk));
+	for (int i = 0; i < mb; i++)
+		if (write(fd, chunk, sizeof(chunk)) != (ssize_t)sizeof(chunk)) {
+			perror("write");
+			close(fd);
+			return -1;
+		}
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct worker bg = { .name = "bg-compact" }, fg = { .name = "fg-serve" };
@@ -60,6 +83,8 @@ int main(int argc, char **argv)
 	if (pipe(done_fd) < 0 || pipe(bg.ready) < 0 || pipe(fg.ready) < 0)
 		return 1;
 	touch_io();
+	if (argc > 3 && write_file(argv[2], atoi(argv[3])) < 0)
+		return 1;
 	if (pthread_create(&tb, NULL, work, &bg) || pthread_create(&tf, NULL, work, &fg))
 		return 1;
 	if (read(bg.ready[0], &c, 1) != 1 || read(fg.ready[0], &c, 1) != 1)

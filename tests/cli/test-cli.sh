@@ -40,6 +40,16 @@ expect_usage_error "no command given" run --low 'x*'
 expect_usage_error "--config $work/none" run --config "$work/none" -- "${touch_cmd[@]}"
 printf 'IOTIER_LOW = bg-*\nIOTIER_BOGUS = 1\n' > "$work/bad.conf"
 expect_usage_error "IOTIER_CONFIG line 2: unknown key 'IOTIER_BOGUS'" run --config "$work/bad.conf" -- "${touch_cmd[@]}"
+# Low-path flags (docs/low-paths.md) are validated like the rules.
+expect_usage_error "IOTIER_WRITEBACK: bad size '1X'" run --writeback 1X -- "${touch_cmd[@]}"
+expect_usage_error "IOTIER_WRITEBACK: bad size '100': 0 (off) or at least 4096" run --writeback 100 -- "${touch_cmd[@]}"
+expect_usage_error "IOTIER_DROP_BEHIND: bad glob list '*.log,': empty glob at offset 6" run --drop-behind '*.log' --drop-behind '' -- "${touch_cmd[@]}"
+expect_usage_error "IOTIER_LOW_RATE: bad size '10 M'" run --low-rate '10 M' -- "${touch_cmd[@]}"
+expect_usage_error "option '--low-rate' needs a value" run --low-rate
+out=$("$iotier" run --writeback 2M --writeback-strict --drop-behind '*.log' --drop-behind '*/wal/*' --low-rate 20M -- env)
+for want in IOTIER_WRITEBACK=2M IOTIER_WRITEBACK_STRICT=1 'IOTIER_DROP_BEHIND=*.log,*/wal/*' IOTIER_LOW_RATE=20M; do
+  grep -qxF -- "$want" <<< "$out" || { echo "FAIL: run does not pass $want"; fail=1; }
+done
 expect_usage_error "unknown command 'frobnicate'" frobnicate
 expect_usage_error "'12x' is not a process id" threads 12x
 
@@ -67,9 +77,9 @@ if [ "$line" != ready ]; then
 else
   "$iotier" threads "$holder" > "$work/threads"
   cat "$work/threads"
-  grep -qE '^ *[0-9]+ +bg-hold +low +thread +idle$' "$work/threads" ||
+  grep -qE '^ *[0-9]+ +bg-hold +low +thread +idle +(-|[0-9]+) +[^ ]+$' "$work/threads" ||
     { echo "FAIL: bg-hold not shown low/idle"; fail=1; }
-  grep -qE '^ *[0-9]+ +fg-hold +- +- +none$' "$work/threads" ||
+  grep -qE '^ *[0-9]+ +fg-hold +- +- +none +(-|[0-9]+) +[^ ]+$' "$work/threads" ||
     { echo "FAIL: fg-hold not shown untagged"; fail=1; }
   grep -q 'iotier active, low class idle, high class keep' "$work/threads" ||
     { echo "FAIL: header"; fail=1; }

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: MIT
+/*
+ * low_paths.c: what happens after a low thread's read or write (and after any write to a
+ * drop-behind file). Buffered writes reach the disk through the flusher kworkers at the
+ * default class, whatever the writer's ioprio; sync_file_range(SYNC_FILE_RANGE_WRITE) from
+ * the writer makes the writeback bios its own, so they carry its class. Log files are dropped
+ * from the page cache as they grow, and the low tier as a whole can be held to a byte rate.
+ * All calls made here are raw or libc functions the shim does not wrap; errno is restored.
+ */
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "low_paths.h"
+#include "real.h"
+
+struct fd_path fd_paths[PATH_FD_MAX];
+struct low_paths_on low_paths_on;
+
+/* Drop-behind works in chunks of this many bytes when steering is off. */
+#define DROP_CHUNK_DEFAULT (1u << 20)
+/*
+ * The bucket holds 200 ms of the rate: after a pause the low tier may run that far ahead,
+ * and a thread delayed by that much (a busy CPU, a blocking write) catches up instead of
+ * losing its share. It starts empty, so a new process never begins with a burst.
+ */
+#define RATE_BURST_NS 200000000ll
+
+static uint64_t drop_chunk;
+
+void low_paths_init(void)
+{
+	const struct config *cfg = &shim.cfg;
+
+	drop_chunk = cfg->writeback_bytes ? cfg->writeback_bytes : DROP_CHUNK_DEFAULT;
+	low_paths_on.drop = cfg->n_drop_globs > 0;
+	low_paths_on.rate = cfg->low_rate > 0;
+	low_paths_on.any_write = cfg->writeback_bytes || low_paths_on.drop || low_paths_on.rate;
+}
+
+static void fd_reset(struct fd_path *p, uint32_t flags)
+{
+	atomic_store_explicit(&p->since_steer, 0, memory_order_relaxed);
+	atomic_store_explicit(&p->since_drop, 0, memory_order_relaxed);
+	atomic_store_explicit(&p->drop_lo, -1, memory_order_relaxed);
+	atomic_store_explicit(&p->steer_end, 0, memory_order_relaxed);
+	atomic_store_explicit(&p->flags, flags, memory_order_release);
+}
+
+/* What @fd is; found once per open with fstat and F_GETFL (raw, never our wrappers). */
+static uint32_t fd_kind(int fd)
+{
+	struct fd_path *p = &fd_paths[fd];
+	uint32_t flags = atomic_load_explicit(&p->flags, memory_order_acquire), kind;
+	struct stat st;
+	long fl;
+
+	if ((flags & FD_KIND_MASK) != FD_KIND_UNKNOWN)
+		return flags & FD_KIND_MASK;
+	if (syscall(SYS_fstat, fd, &st) < 0)
+		return FD_KIND_OTHER; /* not remembered: the fd may be opened later */
+	fl = syscall(SYS_fcntl, fd, F_GETFL);
+	if (S_ISREG(st.st_mode))
+		kind = fl >= 0 && (fl & O_DIRECT) ? FD_KIND_STORAGE : FD_KIND_FILE;
+	else if (S_ISBLK(st.st_mode))
+		kind = FD_KIND_STORAGE;
+	else
+		kind = FD_KIND_OTHER;
+	/* Keep FD_DROP, which open set; another thread may have classified it meanwhile. */
+	while (!atomic_compare_exchange_weak(&p->flags, &flags, flags | kind))
+		if ((flags & FD_KIND_MASK) != FD_KIND_UNKNOWN)
+			return flags & FD_KIND_MASK;
+	return kind;
+}
+
+void low_paths_opened(int fd, const char *path)
+{
+	int saved = errno;
+	uint32_t flags = 0;
+
+	if (low_paths_on.drop && path && config_drop_behind_matches(&shim.cfg, path))
+		flags = FD_DROP;
+	fd_reset(&fd_paths[fd], flags);
+	if (flags)
+		fd_kind(fd); /* a drop file is classified now, while nobody waits on a write */
+	errno = saved;
+}
+
+/* ---- the rate limit ------------------------------------------------------------------- */
+
+/*
+ * A token bucket kept as a theoretical arrival time (GCRA): one atomic nanosecond counter
+ * for the whole process, advanced by the cost of each transfer. A thread that pushes it
+ * more than the burst ahead of now sleeps the difference. No lock, no allocation.
+ */
+static _Atomic int64_t rate_tat;
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* vDSO: no syscall */
+	return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+void low_rate_charge(uint64_t bytes)
+{
+	uint64_t rate = shim.cfg.low_rate;
+	int64_t now, cost, old, tat, wait_until;
+	struct timespec until;
+	int saved;
+
+	if (!rate || !bytes)
+		return;
+	saved = errno;
+	cost = (int64_t)((unsigned __int128)bytes * 1000000000u / rate);
+	now = now_ns();
+	old = atomic_load_explicit(&rate_tat, memory_order_relaxed);
+	do
+		tat = (old == 0 ? now + RATE_BURST_NS : old > now ? old : now) + cost;
+	while (!atomic_compare_exchange_weak(&rate_tat, &old, tat));
+	wait_until = tat - RATE_BURST_NS;
+	if (wait_until > now) {
+		until.tv_sec = wait_until / 1000000000ll;
+		until.tv_nsec = wait_until % 1000000000ll;
+		/*
+		 * A signal ends the wait early (EINTR) so that the program reacts to it at once;
+		 * the debt stays in the bucket, so the next transfer pays for it.
+		 */
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL);
+	}
+	errno = saved;
+}
+
+void low_paths_read(int fd, size_t bytes)
+{
+	int saved = errno;
+	uint32_t kind = fd_kind(fd);
+
+	errno = saved;
+	if (kind == FD_KIND_FILE || kind == FD_KIND_STORAGE)
+		low_rate_charge(bytes);
+}
+
+/* ---- steering and drop-behind ---------------------------------------------------------- */
+
+/* Add @bytes to @counter; true (and the counter restarted) when it reaches @limit. */
+static bool crossed(_Atomic uint64_t *counter, uint64_t bytes, uint64_t limit)
+{
+	uint64_t total = atomic_fetch_add_explicit(counter, bytes, memory_order_relaxed) + bytes;
+
+	if (total < limit)
+		return false;
+	/* Only one of several racing writers wins the push. */
+	return atomic_compare_exchange_strong(counter, &total, 0);
+}
+
+/*
+ * Push the file's dirty pages now: the whole file (0, 0), of which only dirty pages are
+ * visited. Strict mode then waits for what the previous push started, like RocksDB's
+ * strict_bytes_per_sync, so dirty plus in-flight data per file stays within about 2N. It
+ * pushes first and waits second: pages left dirty while the writer sleeps are exactly what
+ * the flusher would take at the default class.
+ */
+static void steer(int fd, struct fd_path *p, off_t end)
+{
+	int64_t prev;
+
+	syscall(SYS_sync_file_range, fd, (off_t)0, (off_t)0, SYNC_FILE_RANGE_WRITE);
+	if (!shim.cfg.writeback_strict)
+		return;
+	if (end < 0)
+		end = (off_t)syscall(SYS_lseek, fd, (off_t)0, SEEK_CUR);
+	prev = atomic_exchange(&p->steer_end, end < 0 ? 0 : (int64_t)end);
+	if (prev > 0)
+		syscall(SYS_sync_file_range, fd, (off_t)0, (off_t)prev,
+			SYNC_FILE_RANGE_WAIT_BEFORE);
+}
+
+/*
+ * Written pages cannot be dropped while dirty or under writeback, and a writer fills the
+ * cache far faster than a device empties it. So each chunk is pushed to the device when it
+ * is complete, and the chunk before it, pushed one chunk ago, is waited for and dropped:
+ * per file at most two chunks stay cached, and the writer waits only when the device is
+ * more than a chunk behind it. Pages written before are never visited: the range is what
+ * this fd wrote.
+ */
+static void drop_behind(int fd, struct fd_path *p, uint64_t chunk_bytes, off_t end)
+{
+	int64_t lo, chunk_lo;
+
+	if (end < 0)
+		end = (off_t)syscall(SYS_lseek, fd, (off_t)0, SEEK_CUR);
+	if (end < 0)
+		return;
+	chunk_lo = end > (off_t)chunk_bytes ? end - (off_t)chunk_bytes : 0;
+	syscall(SYS_sync_file_range, fd, (off_t)chunk_lo, (off_t)(end - chunk_lo),
+		SYNC_FILE_RANGE_WRITE);
+	lo = atomic_exchange(&p->drop_lo, chunk_lo);
+	if (lo < 0 || lo >= chunk_lo)
+		return;
+	syscall(SYS_sync_file_range, fd, (off_t)lo, (off_t)(chunk_lo - lo),
+		SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+	posix_fadvise(fd, lo, chunk_lo - lo, POSIX_FADV_DONTNEED);
+}
+
+void low_paths_written(int fd, size_t bytes, off_t end, bool low)
+{
+	struct fd_path *p = &fd_paths[fd];
+	int saved = errno;
+	uint32_t kind = fd_kind(fd);
+	uint32_t flags = atomic_load_explicit(&p->flags, memory_order_relaxed);
+
+	if (low && (kind == FD_KIND_FILE || kind == FD_KIND_STORAGE))
+		low_rate_charge(bytes);
+	if (kind != FD_KIND_FILE)
+		goto out;
+	if ((flags & FD_DROP)) {
+		uint64_t since = atomic_fetch_add_explicit(&p->since_drop, bytes,
+							   memory_order_relaxed) + bytes;
+
+		/* The drop pushes its chunk itself, at the writer's class: that steers too. */
+		if (since >= drop_chunk &&
+		    atomic_compare_exchange_strong(&p->since_drop, &since, 0))
+			drop_behind(fd, p, since, end);
+		goto out;
+	}
+	if (low && shim.cfg.writeback_bytes && crossed(&p->since_steer, bytes,
+						      shim.cfg.writeback_bytes))
+		steer(fd, p, end);
+out:
+	errno = saved;
+}
+
+/*
+ * A drop-behind file being closed: write back and drop what is left, waiting for it, so a
+ * closed log leaves nothing behind in the cache. Other files only forget their state.
+ */
+void low_paths_closing(int fd)
+{
+	struct fd_path *p = &fd_paths[fd];
+	uint32_t flags = atomic_load_explicit(&p->flags, memory_order_relaxed);
+	int saved = errno;
+
+	if ((flags & FD_DROP) && (flags & FD_KIND_MASK) == FD_KIND_FILE) {
+		int64_t lo = atomic_load(&p->drop_lo);
+		uint64_t since = atomic_load(&p->since_drop);
+
+		if (lo < 0 && since == 0)
+			goto out; /* this fd wrote nothing: leave the cache alone */
+		if (lo < 0) {
+			lo = (int64_t)syscall(SYS_lseek, fd, (off_t)0, SEEK_CUR) - (int64_t)since;
+			if (lo < 0)
+				lo = 0;
+		}
+		syscall(SYS_sync_file_range, fd, (off_t)lo, (off_t)0,
+			SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+				SYNC_FILE_RANGE_WAIT_AFTER);
+		posix_fadvise(fd, lo, 0, POSIX_FADV_DONTNEED);
+	}
+out:
+	fd_reset(p, 0);
+	errno = saved;
+}

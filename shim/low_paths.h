@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * low_paths.h: the paths by which a low thread's I/O escapes its own priority, and the hooks
+ * the wrappers call to close them: writeback steering (buffered writes pushed to the device
+ * by the writer itself, so the bios carry its class instead of the flusher's), drop-behind
+ * for log files, the per-process low-tier rate limit, and ioprio stamping of io_uring SQEs
+ * and libaio iocbs. docs/low-paths.md says what each one covers and what it cannot.
+ *
+ * Per-fd state lives in a fixed table indexed by fd, like comm_fd_tid in naming.h: nothing
+ * here allocates, and a high thread writing a file nobody asked to drop pays one relaxed load
+ * and a branch after its write.
+ */
+#ifndef IOTIER_LOW_PATHS_H
+#define IOTIER_LOW_PATHS_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "shim.h"
+
+#define PATH_FD_MAX 65536 /* fds above this are left alone */
+
+/* fd_path.flags */
+enum {
+	FD_KIND_MASK = 3u,   /* what the fd is, found with fstat on first use */
+	FD_KIND_UNKNOWN = 0u,
+	FD_KIND_FILE = 1u,   /* a regular file opened without O_DIRECT: steer, drop */
+	FD_KIND_STORAGE = 2u,/* O_DIRECT file or block device: rate-limited, not steered */
+	FD_KIND_OTHER = 3u,  /* socket, pipe, tty...: left alone */
+	FD_DROP = 1u << 2,   /* its path matched IOTIER_DROP_BEHIND when it was opened */
+};
+
+struct fd_path {
+	_Atomic uint32_t flags;
+	uint32_t pad;
+	_Atomic uint64_t since_steer; /* bytes written by low threads since the last push */
+	_Atomic uint64_t since_drop;  /* bytes written since the last drop */
+	_Atomic int64_t drop_lo;      /* where the next drop starts; -1: not known yet */
+	_Atomic int64_t steer_end;    /* strict mode: file offset at the previous push */
+	int64_t pad2;
+};
+
+extern struct fd_path fd_paths[PATH_FD_MAX] SHIM_HIDDEN;
+
+/* Set once by low_paths_init() from the configuration. */
+struct low_paths_on {
+	bool any_write;  /* steering, drop-behind or a rate: writes may need a look */
+	bool rate;       /* IOTIER_LOW_RATE is set: low reads need a look too */
+	bool drop;       /* IOTIER_DROP_BEHIND has globs: opens need a path match */
+};
+extern struct low_paths_on low_paths_on SHIM_HIDDEN;
+
+SHIM_HIDDEN void low_paths_init(void);
+
+static inline bool self_is_low(void)
+{
+	struct state_slot *slot = self_slot;
+
+	return slot && __atomic_load_n(&slot->tier, __ATOMIC_RELAXED) == IOTIER_LOW;
+}
+
+/* Out of line: the rare case where a hook has work to do. errno is kept by the callee. */
+SHIM_HIDDEN void low_paths_written(int fd, size_t bytes, off_t end, bool low);
+SHIM_HIDDEN void low_paths_read(int fd, size_t bytes);
+SHIM_HIDDEN void low_paths_opened(int fd, const char *path);
+SHIM_HIDDEN void low_paths_closing(int fd);
+
+/* wrap_async.c: forget the io_uring ring mapped for @fd, if any. */
+SHIM_HIDDEN void uring_fd_closing(int fd);
+
+/* Wait until the low tier may move @bytes more; interrupted by a signal, it returns early. */
+SHIM_HIDDEN void low_rate_charge(uint64_t bytes);
+
+/*
+ * After a write of @ret bytes to @fd that ended at file offset @end (-1: at the file
+ * position). High threads only look further on files marked for drop-behind.
+ */
+static inline void low_paths_after_write(int fd, ssize_t ret, off_t end)
+{
+	bool low;
+
+	if (likely(!low_paths_on.any_write) || ret <= 0 || (unsigned)fd >= PATH_FD_MAX)
+		return;
+	low = self_is_low();
+	if (likely(!low) &&
+	    !(atomic_load_explicit(&fd_paths[fd].flags, memory_order_relaxed) & FD_DROP))
+		return;
+	low_paths_written(fd, (size_t)ret, end, low);
+}
+
+/* After a read of @ret bytes: only the rate limit cares, and only for low threads. */
+static inline void low_paths_after_read(int fd, ssize_t ret)
+{
+	if (likely(!low_paths_on.rate) || ret <= 0 || (unsigned)fd >= PATH_FD_MAX ||
+	    !self_is_low())
+		return;
+	low_paths_read(fd, (size_t)ret);
+}
+
+/* An fd was opened by path, or is about to be closed: reset its state. */
+static inline void low_paths_after_open(int fd, const char *path)
+{
+	if ((unsigned)fd < PATH_FD_MAX)
+		low_paths_opened(fd, path);
+}
+
+static inline void low_paths_before_close(int fd)
+{
+	if ((unsigned)fd < PATH_FD_MAX &&
+	    atomic_load_explicit(&fd_paths[fd].flags, memory_order_relaxed))
+		low_paths_closing(fd);
+}
+
+#endif
