@@ -430,7 +430,8 @@ def figures(work):
                     break
             tail = "\n".join(out_lines[start:])
             lines += [f"Summary printed by `bench/{name}` in this run"
-                      + (" (its own section of this file has the details)" if name == "shim-cost" else "")
+                      + (" (fewer, shorter rounds than its own section of this file, which it "
+                         "leaves alone)" if name == "shim-cost" else "")
                       + ":", "", "```", tail, "```", ""]
     return lines
 
