@@ -35,7 +35,7 @@ VARIANTS = {
     "bfq-untagged": ("untagged, bfq", "reference for the bfq variants", False),
     "bfq-be7": ("iotier low be:7, bfq", "compaction at best-effort level 7 under bfq", True),
     "bfq-weight": ("iotier low be:7 + cgroup weight, bfq", "compaction threads in a blkio cgroup of weight 10 under bfq", True),
-    "low-rate": ("iotier low + rate limit", "compaction idle and capped at 16 MiB/s", True),
+    "low-rate": ("iotier low + rate limit", "compaction idle and all low threads together capped at 16 MiB/s of reads and writes (`--low-rate 16M`)", True),
 }
 
 
