@@ -128,9 +128,12 @@ void low_rate_charge(uint64_t bytes)
 		until.tv_nsec = wait_until % 1000000000ll;
 		/*
 		 * A signal ends the wait early (EINTR) so that the program reacts to it at once;
-		 * the debt stays in the bucket, so the next transfer pays for it.
+		 * the debt stays in the bucket, so the next transfer pays for it. The raw call,
+		 * not glibc's clock_nanosleep: that is a cancellation point, and this runs after
+		 * the real call returned (an io_submit or io_uring submission already in flight),
+		 * where a pthread_cancel must not unwind the thread.
 		 */
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL);
+		syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL);
 	}
 	errno = saved;
 }
