@@ -9,6 +9,9 @@
  *             tmpfs, space freed afterwards): fdatasync reports the error (the shim's waits
  *             once consumed it through the program's file description).
  *   wb-strict the same with strict writeback steering from a low thread.
+ *   aio-cancel a low thread with a cancellation pending submits through io_submit under
+ *             IOTIER_LOW_RATE: the rate limit's sleep after the submission must not be the
+ *             cancellation point that unwinds it (the program would think it never returned).
  *   aio-null  io_submit with a NULL iocb pointer from a low thread: EFAULT, not SIGSEGV.
  *   vfork     a vfork() child closing a raw io_uring fd must not untrack the parent's ring:
  *             the parent's next SQE from a low thread is still stamped.
@@ -18,6 +21,7 @@
 #include <fcntl.h>
 #include <linux/aio_abi.h>
 #include <linux/io_uring.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +116,62 @@ static int child_aio_null(void)
 		return T_EXIT_FAIL;
 	}
 	syscall(SYS_io_destroy, ctx);
+	return T_EXIT_PASS;
+}
+
+static volatile int submit_returned;
+static volatile int cancelled_early;
+
+static void on_cancel(void *arg)
+{
+	(void)arg;
+	cancelled_early = !submit_returned;
+}
+
+static void *cancel_thread(void *arg)
+{
+	static char buf[65536];
+	struct iocb cb = { 0 }, *ios[1] = { &cb };
+	aio_context_t ctx = 0;
+	int fd;
+
+	prctl(PR_SET_NAME, "bg-errors");
+	if (syscall(SYS_io_setup, 8, &ctx))
+		return (void *)1;
+	fd = open((const char *)arg, O_RDONLY);
+	if (fd < 0)
+		return (void *)1;
+	cb.aio_lio_opcode = IOCB_CMD_PREAD;
+	cb.aio_fildes = (__u32)fd;
+	cb.aio_buf = (unsigned long)buf;
+	cb.aio_nbytes = sizeof(buf);
+	/* Deferred cancellation: it acts at the next cancellation point, wherever that is. */
+	pthread_cancel(pthread_self());
+	pthread_cleanup_push(on_cancel, NULL);
+	syscall(SYS_io_submit, ctx, 1L, ios); /* syscall() itself is no cancellation point */
+	submit_returned = 1;
+	pthread_testcancel();
+	pthread_cleanup_pop(0);
+	return NULL;
+}
+
+static int child_aio_cancel(const char *data)
+{
+	pthread_t t;
+	void *res;
+
+	if (pthread_create(&t, NULL, cancel_thread, (void *)data))
+		return T_EXIT_FAIL;
+	pthread_join(t, &res);
+	if (res != PTHREAD_CANCELED) {
+		fprintf(stderr, "FAIL: the thread could not set up its io_submit\n");
+		return T_EXIT_FAIL;
+	}
+	if (cancelled_early) {
+		fprintf(stderr, "FAIL: cancelled inside io_submit after the kernel took the iocb "
+			"(the rate limit's sleep was a cancellation point)\n");
+		return T_EXIT_FAIL;
+	}
 	return T_EXIT_PASS;
 }
 
@@ -289,6 +349,8 @@ int main(int argc, char **argv)
 		return child_wb(argv[3], argv[4]);
 	if (!strcmp(mode, "child-aio-null"))
 		return child_aio_null();
+	if (!strcmp(mode, "child-aio-cancel") && argc > 3)
+		return child_aio_cancel(argv[3]);
 	if (!strcmp(mode, "child-vfork") && argc > 3)
 		return child_vfork(argv[3]);
 
@@ -303,6 +365,12 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "aio-null")) {
 		char *args[] = { argv[0], (char *)lib, "child-aio-null", NULL };
 		char *env[] = { "IOTIER_LOW=bg-*", NULL };
+
+		return run_child("/proc/self/exe", lib, args, env);
+	}
+	if (!strcmp(mode, "aio-cancel")) {
+		char *args[] = { argv[0], (char *)lib, "child-aio-cancel", "/proc/self/exe", NULL };
+		char *env[] = { "IOTIER_LOW=bg-*", "IOTIER_LOW_RATE=1M", NULL };
 
 		return run_child("/proc/self/exe", lib, args, env);
 	}
