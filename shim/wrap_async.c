@@ -23,6 +23,7 @@
 #include <stdarg.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -356,30 +357,95 @@ EXPORT int io_uring_enter2(unsigned fd, unsigned to_submit, unsigned min_complet
 
 /* ---- libaio ----------------------------------------------------------------------------- */
 
-static uint64_t stamp_iocbs(long nr, struct iocb **ios)
+/* Stamp one iocb in place (a copy, or the program's own); false if it is not stamped. */
+static bool iocb_stamp(struct iocb *cb, int ioprio, uint64_t *bytes)
+{
+	switch (cb->aio_lio_opcode) {
+	case IOCB_CMD_PREAD:
+	case IOCB_CMD_PWRITE:
+		*bytes += cb->aio_nbytes;
+		break;
+	case IOCB_CMD_PREADV:
+	case IOCB_CMD_PWRITEV:
+		break;
+	default:
+		return false;
+	}
+	if (cb->aio_flags & IOCB_FLAG_IOPRIO)
+		return false;
+	cb->aio_reqprio = (__s16)ioprio;
+	cb->aio_flags |= IOCB_FLAG_IOPRIO;
+	return true;
+}
+
+/*
+ * The pointers come from the program, and the kernel answers a bad one with EFAULT (or with
+ * the count submitted before it); a plain dereference here would be SIGSEGV instead. So the
+ * pointer array and the iocbs are read, and the stamped iocbs written back, through
+ * process_vm_readv/writev on ourselves, in batches: three syscalls per 64 iocbs, and only
+ * for low threads. Stamping stops where the kernel's submission would stop, at the first
+ * pointer or iocb it could not read. Where those calls are refused (a seccomp filter: -1
+ * with ENOSYS or EPERM), the iocbs are read directly and only NULL pointers are caught.
+ */
+#define IOCB_BATCH 64
+
+static bool vm_copy_refused;
+
+static uint64_t stamp_iocbs_direct(long nr, struct iocb **ios)
 {
 	int ioprio = shim.cfg.low_ioprio;
 	uint64_t bytes = 0;
 
-	for (long i = 0; i < nr; i++) {
-		struct iocb *cb = ios[i];
+	for (long i = 0; i < nr && ios[i]; i++)
+		iocb_stamp(ios[i], ioprio, &bytes);
+	return bytes;
+}
 
-		switch (cb->aio_lio_opcode) {
-		case IOCB_CMD_PREAD:
-		case IOCB_CMD_PWRITE:
-			bytes += cb->aio_nbytes;
-			break;
-		case IOCB_CMD_PREADV:
-		case IOCB_CMD_PWRITEV:
-			break;
-		default:
-			continue;
+static uint64_t stamp_iocbs(long nr, struct iocb **ios)
+{
+	struct iocb *ptrs[IOCB_BATCH], cbs[IOCB_BATCH];
+	struct iovec local[IOCB_BATCH], remote[IOCB_BATCH];
+	int ioprio = shim.cfg.low_ioprio, saved = errno;
+	pid_t self = (pid_t)syscall(SYS_getpid);
+	uint64_t bytes = 0;
+
+	if (vm_copy_refused)
+		return stamp_iocbs_direct(nr, ios);
+	for (long done = 0; done < nr;) {
+		long n = nr - done < IOCB_BATCH ? nr - done : IOCB_BATCH, m = 0, ok, w = 0;
+		struct iovec pl = { ptrs, (size_t)n * sizeof(ptrs[0]) };
+		struct iovec pr = { ios + done, (size_t)n * sizeof(ptrs[0]) };
+		ssize_t got = syscall(SYS_process_vm_readv, self, &pl, 1UL, &pr, 1UL, 0UL);
+
+		if (got < 0 && errno != EFAULT) {
+			vm_copy_refused = true; /* a plain store: racing threads store the same */
+			errno = saved;
+			return bytes + stamp_iocbs_direct(nr - done, ios + done);
 		}
-		if (!(cb->aio_flags & IOCB_FLAG_IOPRIO)) {
-			cb->aio_reqprio = (__s16)ioprio;
-			cb->aio_flags |= IOCB_FLAG_IOPRIO;
+		n = got < 0 ? 0 : got / (ssize_t)sizeof(ptrs[0]);
+		while (m < n && ptrs[m]) {
+			local[m] = (struct iovec){ &cbs[m], sizeof(cbs[m]) };
+			remote[m] = (struct iovec){ ptrs[m], sizeof(cbs[m]) };
+			m++;
 		}
+		got = m ? syscall(SYS_process_vm_readv, self, local, (unsigned long)m, remote,
+				  (unsigned long)m, 0UL) : 0;
+		ok = got < 0 ? 0 : got / (ssize_t)sizeof(cbs[0]);
+		/* Write back only the iocbs that changed, packed at the front of the iovecs. */
+		for (long i = 0; i < ok; i++)
+			if (iocb_stamp(&cbs[i], ioprio, &bytes)) {
+				local[w] = local[i];
+				remote[w] = remote[i];
+				w++;
+			}
+		if (w)
+			syscall(SYS_process_vm_writev, self, local, (unsigned long)w, remote,
+				(unsigned long)w, 0UL);
+		if (ok < n || n < IOCB_BATCH)
+			break; /* a bad pointer, a bad iocb, or the end */
+		done += n;
 	}
+	errno = saved;
 	return bytes;
 }
 
