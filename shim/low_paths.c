@@ -83,6 +83,16 @@ void low_paths_opened(int fd, const char *path)
 
 	if (low_paths_on.drop && path && config_drop_behind_matches(&shim.cfg, path))
 		flags = FD_DROP;
+	/*
+	 * A vfork child's open lands in the parent's table, on a number the parent may still
+	 * use. The entry of a free number is normally zero already, so the check (a syscall)
+	 * is made only for a drop-behind path or a stale entry.
+	 */
+	if ((flags || atomic_load_explicit(&fd_paths[fd].flags, memory_order_relaxed)) &&
+	    shim_memory_borrowed()) {
+		errno = saved;
+		return;
+	}
 	fd_reset(&fd_paths[fd], flags);
 	if (flags)
 		fd_kind(fd); /* a drop file is classified now, while nobody waits on a write */
@@ -294,6 +304,8 @@ void low_paths_closing(int fd)
 	uint32_t flags = atomic_load_explicit(&p->flags, memory_order_relaxed);
 	int saved = errno;
 
+	if (shim_memory_borrowed())
+		goto keep; /* a vfork child: the table is the parent's, and so is the fd's state */
 	if ((flags & FD_DROP) && (flags & FD_KIND_MASK) == FD_KIND_FILE) {
 		int64_t lo = atomic_load(&p->drop_lo);
 		uint64_t since = atomic_load(&p->since_drop);
@@ -314,5 +326,6 @@ void low_paths_closing(int fd)
 	}
 out:
 	fd_reset(p, 0);
+keep:
 	errno = saved;
 }

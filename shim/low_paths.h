@@ -15,7 +15,9 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "shim.h"
 
@@ -58,6 +60,21 @@ static inline bool self_is_low(void)
 	struct state_slot *slot = self_slot;
 
 	return slot && __atomic_load_n(&slot->tier, __ATOMIC_RELAXED) == IOTIER_LOW;
+}
+
+/*
+ * True in a child of vfork() (or clone(CLONE_VM)) before it execs: it shares the parent's
+ * memory, so the per-fd tables and the shim's ring mappings are the parent's, and its
+ * close() of an inherited fd must leave them alone. After a normal fork the atfork handler
+ * has set header.pid to the child's pid, so only children sharing memory differ. A syscall:
+ * only called on slow paths, where state exists for the fd.
+ */
+static inline bool shim_memory_borrowed(void)
+{
+	struct state_table *table = shim.table;
+
+	return table && (int32_t)syscall(SYS_getpid) != __atomic_load_n(&table->header.pid,
+									__ATOMIC_RELAXED);
 }
 
 /* Out of line: the rare case where a hook has work to do. errno is kept by the callee. */

@@ -179,9 +179,15 @@ static void ring_forget(struct raw_ring *r)
 
 void uring_fd_closing(int fd)
 {
-	if ((unsigned)fd < RING_FD_MAX && atomic_load_explicit(&raw_rings[fd].live,
-							      memory_order_relaxed))
-		ring_forget(&raw_rings[fd]);
+	/* A vfork child closing its copy of the fd must not unmap the parent's mapping. */
+	if ((unsigned)fd < RING_FD_MAX &&
+	    atomic_load_explicit(&raw_rings[fd].live, memory_order_relaxed)) {
+		int saved = errno;
+
+		if (!shim_memory_borrowed())
+			ring_forget(&raw_rings[fd]);
+		errno = saved;
+	}
 }
 
 /* A ring the kernel just set up on @fd: map its SQ side for ourselves. */

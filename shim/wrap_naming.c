@@ -80,10 +80,14 @@ static void comm_fd_track(int fd, const char *path, int writable)
 	atomic_store(&comm_fd_tid[fd], tid);
 }
 
+/* Called only for a watched fd; a vfork child shares the table and leaves it alone. */
 static void comm_fd_forget(int fd)
 {
-	if ((unsigned)fd < COMM_FD_MAX)
+	int saved = errno;
+
+	if ((unsigned)fd < COMM_FD_MAX && !shim_memory_borrowed())
 		atomic_store_explicit(&comm_fd_tid[fd], 0, memory_order_relaxed);
+	errno = saved;
 }
 
 /* The kernel may keep a trailing newline in the name, so ask it rather than guess. */
