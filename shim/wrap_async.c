@@ -20,6 +20,7 @@
 #include <dlfcn.h>
 #include <linux/aio_abi.h>
 #include <liburing.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -156,8 +157,17 @@ EXPORT int io_uring_submit_and_get_events(struct io_uring *ring)
 
 #define RING_FD_MAX 4096
 
+/*
+ * An entry is read by low threads entering the kernel (stamp_raw) while another thread may
+ * close the ring's fd, which unmaps the shim's mapping. No lock on the enter path: a reader
+ * announces itself in @readers and then checks @live; the closer clears @live and then
+ * waits for @readers to drain before it unmaps. Both sides use sequentially consistent
+ * operations, so either the reader sees the entry dead or the closer sees the reader. The
+ * wait is as long as one stamping loop (at most the ring's size in SQEs, no syscall).
+ */
 struct raw_ring {
 	_Atomic int live;
+	_Atomic int readers;   /* threads inside stamp_raw on this entry */
 	bool own_mapping;      /* mapped by the shim: unmapped when the fd closes */
 	unsigned *khead, *ktail, *array, mask, shift;
 	struct io_uring_sqe *sqes;
@@ -167,9 +177,18 @@ struct raw_ring {
 
 static struct raw_ring raw_rings[RING_FD_MAX];
 
+/* Set while this thread stamps: a signal handler closing the ring must not wait on it. */
+static SHIM_TLS int in_stamp_raw;
+
 static void ring_forget(struct raw_ring *r)
 {
 	atomic_store(&r->live, 0);
+	if (r->own_mapping && in_stamp_raw) {
+		r->own_mapping = false; /* left mapped: better a kept ring than a deadlock */
+		return;
+	}
+	while (atomic_load(&r->readers) > 0)
+		sched_yield();
 	if (r->own_mapping) {
 		munmap(r->sq_map, r->sq_map_len);
 		munmap(r->sqe_map, r->sqe_map_len);
@@ -264,8 +283,12 @@ static uint64_t stamp_raw(unsigned fd, unsigned flags)
 	if (fd >= RING_FD_MAX || (flags & IORING_ENTER_REGISTERED_RING))
 		return 0;
 	r = &raw_rings[fd];
-	if (!atomic_load_explicit(&r->live, memory_order_acquire))
-		return 0;
+	if (!atomic_load_explicit(&r->live, memory_order_relaxed))
+		return 0; /* the common miss: no ring here, nothing announced */
+	atomic_fetch_add(&r->readers, 1);
+	if (!atomic_load(&r->live))
+		goto out; /* closed meanwhile: the closer may be waiting to unmap */
+	in_stamp_raw++;
 	head = __atomic_load_n(r->khead, __ATOMIC_ACQUIRE);
 	tail = __atomic_load_n(r->ktail, __ATOMIC_ACQUIRE);
 	for (unsigned i = head; i != tail && n <= r->mask; i++, n++) {
@@ -273,6 +296,9 @@ static uint64_t stamp_raw(unsigned fd, unsigned flags)
 
 		sqe_stamp(&r->sqes[(idx & r->mask) << r->shift], shim.cfg.low_ioprio, &bytes);
 	}
+	in_stamp_raw--;
+out:
+	atomic_fetch_sub(&r->readers, 1);
 	return bytes;
 }
 
