@@ -49,16 +49,22 @@ static SHIM_TLS int in_submit;
  */
 static void *late_symbol(const char *name)
 {
-	const char *soname = strncmp(name, "io_uring", 8) ? "libaio.so.1" : "liburing.so.2";
+	/*
+	 * The sonames in use: libaio.so.1t64 after Debian's and Ubuntu's 64-bit time_t
+	 * transition, liburing-ffi.so.2 for liburing's non-inline build (2.4 and later).
+	 */
+	static const char *const aio_sonames[] = { "libaio.so.1", "libaio.so.1t64", NULL };
+	static const char *const uring_sonames[] = { "liburing.so.2", "liburing-ffi.so.2", NULL };
+	const char *const *soname = strncmp(name, "io_uring", 8) ? aio_sonames : uring_sonames;
 	void *sym = dlsym(RTLD_NEXT, name), *lib;
 
-	if (sym)
-		return sym;
-	lib = dlopen(soname, RTLD_LAZY | RTLD_NOLOAD);
-	if (!lib)
-		return NULL;
-	sym = dlsym(lib, name);
-	dlclose(lib); /* drops only the reference RTLD_NOLOAD took */
+	for (; !sym && *soname; soname++) {
+		lib = dlopen(*soname, RTLD_LAZY | RTLD_NOLOAD);
+		if (!lib)
+			continue;
+		sym = dlsym(lib, name);
+		dlclose(lib); /* drops only the reference RTLD_NOLOAD took */
+	}
 	return sym;
 }
 
