@@ -215,6 +215,21 @@ void uring_fd_closing(int fd)
 	}
 }
 
+/*
+ * Only an active shim tracks rings: a disabled one (bad configuration) leaves the program
+ * untouched, and mapping its rings is not untouched. A ring set up before the constructor
+ * ran settles the configuration first, as a thread's first I/O would.
+ */
+static bool rings_tracked(void)
+{
+	int saved = errno;
+
+	if (unlikely(atomic_load(&shim.status) == SHIM_UNINITIALISED))
+		shim_init();
+	errno = saved;
+	return atomic_load(&shim.status) == SHIM_ACTIVE;
+}
+
 /* A ring the kernel just set up on @fd: map its SQ side for ourselves. */
 static void ring_track_setup(int fd, const struct io_uring_params *p)
 {
@@ -222,7 +237,7 @@ static void ring_track_setup(int fd, const struct io_uring_params *p)
 	size_t sq_len, sqe_len;
 	void *sq, *sqes;
 
-	if ((unsigned)fd >= RING_FD_MAX || (p->flags & IORING_SETUP_NO_MMAP))
+	if ((unsigned)fd >= RING_FD_MAX || (p->flags & IORING_SETUP_NO_MMAP) || !rings_tracked())
 		return;
 	r = &raw_rings[fd];
 	ring_forget(r);
@@ -262,7 +277,7 @@ static void ring_track_liburing(const struct io_uring *ring)
 {
 	struct raw_ring *r;
 
-	if ((unsigned)ring->ring_fd >= RING_FD_MAX)
+	if ((unsigned)ring->ring_fd >= RING_FD_MAX || !rings_tracked())
 		return;
 	r = &raw_rings[ring->ring_fd];
 	ring_forget(r);

@@ -13,6 +13,8 @@
  *             IOTIER_LOW_RATE: the rate limit's sleep after the submission must not be the
  *             cancellation point that unwinds it (the program would think it never returned).
  *   aio-null  io_submit with a NULL iocb pointer from a low thread: EFAULT, not SIGSEGV.
+ *   disabled  a shim disabled by a bad setting leaves the program untouched: a raw io_uring
+ *             ring set up under it gets no mapping of the shim's (/proc/self/maps).
  *   vfork     a vfork() child closing a raw io_uring fd must not untrack the parent's ring:
  *             the parent's next SQE from a low thread is still stamped.
  * Usage: errors-test LIBIOTIER CASE. Exit 0 pass, 1 fail, 77 skip.
@@ -116,6 +118,43 @@ static int child_aio_null(void)
 		return T_EXIT_FAIL;
 	}
 	syscall(SYS_io_destroy, ctx);
+	return T_EXIT_PASS;
+}
+
+/* Mappings of io_uring rings in this process; the program itself maps none. */
+static int ring_mappings(void)
+{
+	FILE *maps = fopen("/proc/self/maps", "r");
+	char line[512];
+	int n = 0;
+
+	if (!maps)
+		return -1;
+	while (fgets(line, sizeof(line), maps))
+		n += strstr(line, "io_uring") != NULL;
+	fclose(maps);
+	return n;
+}
+
+static int child_disabled(int want)
+{
+	struct io_uring_params p;
+	int rfd, n;
+
+	prctl(PR_SET_NAME, "bg-errors");
+	memset(&p, 0, sizeof(p));
+	rfd = (int)syscall(SYS_io_uring_setup, 4, &p);
+	if (rfd < 0) {
+		perror("io_uring_setup");
+		return T_EXIT_FAIL;
+	}
+	n = ring_mappings();
+	if (want ? n <= 0 : n != 0) {
+		fprintf(stderr, "FAIL: %d io_uring mappings with the shim %s (want %s)\n", n,
+			want ? "active" : "disabled", want ? "some" : "none");
+		return T_EXIT_FAIL;
+	}
+	close(rfd);
 	return T_EXIT_PASS;
 }
 
@@ -351,6 +390,8 @@ int main(int argc, char **argv)
 		return child_aio_null();
 	if (!strcmp(mode, "child-aio-cancel") && argc > 3)
 		return child_aio_cancel(argv[3]);
+	if (!strcmp(mode, "child-disabled") && argc > 3)
+		return child_disabled(atoi(argv[3]));
 	if (!strcmp(mode, "child-vfork") && argc > 3)
 		return child_vfork(argv[3]);
 
@@ -373,6 +414,16 @@ int main(int argc, char **argv)
 		char *env[] = { "IOTIER_LOW=bg-*", "IOTIER_LOW_RATE=1M", NULL };
 
 		return run_child("/proc/self/exe", lib, args, env);
+	}
+	if (!strcmp(mode, "disabled")) {
+		/* The control first: the active shim maps the ring, so the count can see it. */
+		char *active[] = { argv[0], (char *)lib, "child-disabled", "1", NULL };
+		char *disabled[] = { argv[0], (char *)lib, "child-disabled", "0", NULL };
+		char *good[] = { "IOTIER_LOW=bg-*", NULL };
+		char *bad[] = { "IOTIER_LOW=bg-*", "IOTIER_WRITEBACK=1X", NULL };
+		int r = run_child("/proc/self/exe", lib, active, good);
+
+		return r ? r : run_child("/proc/self/exe", lib, disabled, bad);
 	}
 	if (!strcmp(mode, "vfork")) {
 		char *args[] = { argv[0], (char *)lib, "child-vfork", "/proc/self/exe", NULL };
