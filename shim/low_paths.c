@@ -50,6 +50,35 @@ static void fd_reset(struct fd_path *p, uint32_t flags)
 	atomic_store_explicit(&p->flags, flags, memory_order_release);
 }
 
+#ifndef KCMP_VM
+#define KCMP_VM 1 /* include/uapi/linux/kcmp.h */
+#endif
+
+/*
+ * After a normal fork the atfork handler has set header.pid to the child's pid, so a pid
+ * that differs means a child that ran no handler: a vfork() child sharing our memory, or a
+ * child of a raw fork with its own copy. kcmp(KCMP_VM) tells them apart (0: the same mm);
+ * where kcmp is unavailable, any mismatch counts as shared, the safe side: a raw-fork
+ * child then keeps stale entries until the next open of that number.
+ */
+bool shim_memory_borrowed(void)
+{
+	struct state_table *table = shim.table;
+	int saved = errno;
+	pid_t self, owner;
+	long same;
+
+	if (!table || atomic_load(&shim.status) != SHIM_ACTIVE)
+		return false;
+	self = (pid_t)syscall(SYS_getpid);
+	owner = __atomic_load_n(&table->header.pid, __ATOMIC_RELAXED);
+	if (self == owner)
+		return false;
+	same = syscall(SYS_kcmp, self, owner, KCMP_VM, 0UL, 0UL);
+	errno = saved;
+	return same <= 0; /* 0: one mm; 1, 2, 3: different ones; -1: cannot tell */
+}
+
 /* What @fd is; found once per open with fstat and F_GETFL (raw, never our wrappers). */
 static uint32_t fd_kind(int fd)
 {

@@ -15,9 +15,7 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
-#include <sys/syscall.h>
 #include <sys/types.h>
-#include <unistd.h>
 
 #include "shim.h"
 
@@ -65,17 +63,10 @@ static inline bool self_is_low(void)
 /*
  * True in a child of vfork() (or clone(CLONE_VM)) before it execs: it shares the parent's
  * memory, so the per-fd tables and the shim's ring mappings are the parent's, and its
- * close() of an inherited fd must leave them alone. After a normal fork the atfork handler
- * has set header.pid to the child's pid, so only children sharing memory differ. A syscall:
- * only called on slow paths, where state exists for the fd.
+ * close() of an inherited fd must leave them alone. Syscalls: call it only on slow paths,
+ * where state exists for the fd. errno is kept.
  */
-static inline bool shim_memory_borrowed(void)
-{
-	struct state_table *table = shim.table;
-
-	return table && (int32_t)syscall(SYS_getpid) != __atomic_load_n(&table->header.pid,
-									__ATOMIC_RELAXED);
-}
+SHIM_HIDDEN bool shim_memory_borrowed(void);
 
 /* Out of line: the rare case where a hook has work to do. errno is kept by the callee. */
 SHIM_HIDDEN void low_paths_written(int fd, size_t bytes, off_t end, bool low);
