@@ -442,7 +442,7 @@ static bool iocb_stamp(struct iocb *cb, int ioprio, uint64_t *bytes)
  */
 #define IOCB_BATCH 64
 
-static bool vm_copy_refused;
+static _Atomic bool vm_copy_refused;
 
 static uint64_t stamp_iocbs_direct(long nr, struct iocb **ios)
 {
@@ -462,7 +462,7 @@ static uint64_t stamp_iocbs(long nr, struct iocb **ios)
 	pid_t self = (pid_t)syscall(SYS_getpid);
 	uint64_t bytes = 0;
 
-	if (vm_copy_refused)
+	if (atomic_load_explicit(&vm_copy_refused, memory_order_relaxed))
 		return stamp_iocbs_direct(nr, ios);
 	for (long done = 0; done < nr;) {
 		long n = nr - done < IOCB_BATCH ? nr - done : IOCB_BATCH, m = 0, ok, w = 0;
@@ -471,7 +471,7 @@ static uint64_t stamp_iocbs(long nr, struct iocb **ios)
 		ssize_t got = syscall(SYS_process_vm_readv, self, &pl, 1UL, &pr, 1UL, 0UL);
 
 		if (got < 0 && errno != EFAULT) {
-			vm_copy_refused = true; /* a plain store: racing threads store the same */
+			atomic_store_explicit(&vm_copy_refused, true, memory_order_relaxed);
 			errno = saved;
 			return bytes + stamp_iocbs_direct(nr - done, ios + done);
 		}
