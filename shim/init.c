@@ -38,7 +38,7 @@ static int load_config(void)
 
 		if (ret < 0) {
 			shim_warn_once(WARN_CONFIG, "IOTIER_CONFIG=%s: %s; iotier is off for this "
-				       "process", file, strerror(-ret));
+				       "process", file, strerrordesc_np(-ret));
 			return -1;
 		}
 		text = file_text;
@@ -85,6 +85,19 @@ static void fork_child(void)
 		return;
 	threads_after_fork_child();
 	process_after_fork_child();
+}
+
+/*
+ * A child made by _Fork(), clone() or syscall(SYS_fork) never ran the atfork handler and
+ * still holds the parent's thread table, tids included: acting on it would re-tag the
+ * parent's threads. The slow paths call this first; it costs one getpid syscall there.
+ */
+void shim_fork_check(void)
+{
+	struct state_table *table = shim.table;
+
+	if (table && table->header.pid != (pid_t)syscall(SYS_getpid))
+		fork_child();
 }
 
 static void init_once_body(void)

@@ -82,13 +82,21 @@ struct state_slot *slot_alloc(void)
 		uint32_t expected = 0;
 		unsigned high;
 
-		if (atomic_load_explicit(ATOMIC_U32(slot->in_use), memory_order_relaxed))
+		/*
+		 * A freed slot that someone is still evaluating stays busy until they finish:
+		 * reusing it now would let them publish the old thread's tier into the new one.
+		 */
+		if (atomic_load_explicit(ATOMIC_U32(slot->in_use), memory_order_relaxed) ||
+		    atomic_load_explicit(ATOMIC_U32(slot->busy), memory_order_acquire))
 			continue;
 		if (!atomic_compare_exchange_strong(ATOMIC_U32(slot->in_use), &expected, 1))
 			continue;
+		if (atomic_load(ATOMIC_U32(slot->busy))) {
+			atomic_store(ATOMIC_U32(slot->in_use), 0); /* lost a race with an evaluator */
+			continue;
+		}
 		atomic_store(ATOMIC_S32(slot->tid), 0);
 		atomic_store(ATOMIC_U32(slot->dirty), 0);
-		atomic_store(ATOMIC_U32(slot->busy), 0);
 		memset(slot->name, 0, sizeof(slot->name));
 		slot->explicit_tier = IOTIER_DEFAULT;
 		slot->tier = IOTIER_DEFAULT;
@@ -241,7 +249,7 @@ static int apply_tier(struct state_slot *slot, pid_t tid, enum iotier_tier tier)
 		return apply_tier(slot, tid, tier);
 	}
 	shim_warn_once(WARN_IOPRIO, "ioprio_set(%s) for thread %d failed: %s",
-		       ioprio_format(want, cls, sizeof(cls)), (int)tid, strerror(errno));
+		       ioprio_format(want, cls, sizeof(cls)), (int)tid, strerrordesc_np(errno));
 	return errno;
 }
 
@@ -278,6 +286,7 @@ int thread_reevaluate_result(struct state_slot *slot)
 	if (!slot || slot == &inert_slot)
 		return 0;
 	in_shim = 1;
+	shim_fork_check();
 	while (atomic_load(ATOMIC_U32(slot->dirty))) {
 		uint32_t unlocked = 0;
 
@@ -302,6 +311,7 @@ void threads_reevaluate_all(void)
 
 	if (!table)
 		return;
+	shim_fork_check();
 	for (unsigned i = 0, n = slots_in_use_bound(); i < n; i++) {
 		struct state_slot *slot = &table->slots[i];
 
@@ -371,9 +381,13 @@ void threads_after_fork_child(void)
 
 	if (!table)
 		return;
-	for (unsigned i = 0, n = slots_in_use_bound(); i < n; i++)
-		if (&table->slots[i] != self)
-			slot_free(&table->slots[i]);
+	/* Only this thread exists now: no one else can hold a busy flag. */
+	for (unsigned i = 0, n = slots_in_use_bound(); i < n; i++) {
+		if (&table->slots[i] == self)
+			continue;
+		atomic_store(ATOMIC_U32(table->slots[i].busy), 0);
+		slot_free(&table->slots[i]);
+	}
 	table->header.pid = getpid();
 	if (self && self != &inert_slot) {
 		atomic_store(ATOMIC_S32(self->tid), shim_gettid());

@@ -17,6 +17,8 @@ static void *tracked_start(void *arg)
 	void *(*start)(void *) = (void *(*)(void *))(uintptr_t)slot->start_routine;
 	void *start_arg = (void *)(uintptr_t)slot->start_arg;
 
+	/* The creator stores the handle too, but may only get to it after we have exited. */
+	__atomic_store_n(&slot->handle, (uint64_t)pthread_self(), __ATOMIC_RELEASE);
 	thread_start_tracking(slot);
 	return start(start_arg);
 }
@@ -53,6 +55,15 @@ EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 		slot_free(slot);
 		return ret;
 	}
-	__atomic_store_n(&slot->handle, (uint64_t)*thread, __ATOMIC_RELEASE);
+	/*
+	 * Only if the slot still waits for it: the new thread may already have exited and its
+	 * slot gone to another thread, whose own handle must not be overwritten.
+	 */
+	{
+		uint64_t none = 0;
+
+		__atomic_compare_exchange_n(&slot->handle, &none, (uint64_t)*thread, false,
+					    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+	}
 	return 0;
 }

@@ -253,6 +253,27 @@ static int scenario_fork_title(char **argv)
 	return failures ? T_EXIT_FAIL : T_EXIT_PASS;
 }
 
+/* ---- a fork that runs no atfork handler must not touch the parent's threads --------- */
+
+static int scenario_raw_fork(void)
+{
+	int status;
+	pid_t child;
+
+	do_io();
+	child = (pid_t)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0); /* no pthread_atfork handlers */
+	if (child == 0) {
+		prctl(PR_SET_NAME, "bg-rawchild", 0, 0, 0);
+		do_io();
+		_exit(prio_of(0) == IDLE ? 0 : 1);
+	}
+	waitpid(child, &status, 0);
+	EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0, "raw-forked child not tagged idle");
+	EXPECT(prio_of(0) == 0, "parent %#x after the child renamed itself, want untouched",
+	       prio_of(0));
+	return failures ? T_EXIT_FAIL : T_EXIT_PASS;
+}
+
 /* ---- exec: the new image is tagged from its first instruction ------------------------ */
 
 static int scenario_exec(const char *self)
@@ -526,6 +547,8 @@ int main(int argc, char **argv)
 		ret = scenario_process_rule();
 	else if (!strcmp(scenario, "fork-title"))
 		ret = scenario_fork_title(argv);
+	else if (!strcmp(scenario, "raw-fork"))
+		ret = scenario_raw_fork();
 	else if (!strcmp(scenario, "exec"))
 		ret = scenario_exec(argv[0]);
 	else if (!strcmp(scenario, "exec-child"))
