@@ -8,6 +8,7 @@
  * All calls made here are raw or libc functions the shim does not wrap; errno is restored.
  */
 #include <fcntl.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -49,6 +50,35 @@ static void fd_reset(struct fd_path *p, uint32_t flags)
 	atomic_store_explicit(&p->flags, flags, memory_order_release);
 }
 
+#ifndef KCMP_VM
+#define KCMP_VM 1 /* include/uapi/linux/kcmp.h */
+#endif
+
+/*
+ * After a normal fork the atfork handler has set header.pid to the child's pid, so a pid
+ * that differs means a child that ran no handler: a vfork() child sharing our memory, or a
+ * child of a raw fork with its own copy. kcmp(KCMP_VM) tells them apart (0: the same mm);
+ * where kcmp is unavailable, any mismatch counts as shared, the safe side: a raw-fork
+ * child then keeps stale entries until the next open of that number.
+ */
+bool shim_memory_borrowed(void)
+{
+	struct state_table *table = shim.table;
+	int saved = errno;
+	pid_t self, owner;
+	long same;
+
+	if (!table || atomic_load(&shim.status) != SHIM_ACTIVE)
+		return false;
+	self = (pid_t)syscall(SYS_getpid);
+	owner = __atomic_load_n(&table->header.pid, __ATOMIC_RELAXED);
+	if (self == owner)
+		return false;
+	same = syscall(SYS_kcmp, self, owner, KCMP_VM, 0UL, 0UL);
+	errno = saved;
+	return same <= 0; /* 0: one mm; 1, 2, 3: different ones; -1: cannot tell */
+}
+
 /* What @fd is; found once per open with fstat and F_GETFL (raw, never our wrappers). */
 static uint32_t fd_kind(int fd)
 {
@@ -82,6 +112,16 @@ void low_paths_opened(int fd, const char *path)
 
 	if (low_paths_on.drop && path && config_drop_behind_matches(&shim.cfg, path))
 		flags = FD_DROP;
+	/*
+	 * A vfork child's open lands in the parent's table, on a number the parent may still
+	 * use. The entry of a free number is normally zero already, so the check (a syscall)
+	 * is made only for a drop-behind path or a stale entry.
+	 */
+	if ((flags || atomic_load_explicit(&fd_paths[fd].flags, memory_order_relaxed)) &&
+	    shim_memory_borrowed()) {
+		errno = saved;
+		return;
+	}
 	fd_reset(&fd_paths[fd], flags);
 	if (flags)
 		fd_kind(fd); /* a drop file is classified now, while nobody waits on a write */
@@ -127,9 +167,12 @@ void low_rate_charge(uint64_t bytes)
 		until.tv_nsec = wait_until % 1000000000ll;
 		/*
 		 * A signal ends the wait early (EINTR) so that the program reacts to it at once;
-		 * the debt stays in the bucket, so the next transfer pays for it.
+		 * the debt stays in the bucket, so the next transfer pays for it. The raw call,
+		 * not glibc's clock_nanosleep: that is a cancellation point, and this runs after
+		 * the real call returned (an io_submit or io_uring submission already in flight),
+		 * where a pthread_cancel must not unwind the thread.
 		 */
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL);
+		syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL);
 	}
 	errno = saved;
 }
@@ -158,6 +201,52 @@ static bool crossed(_Atomic uint64_t *counter, uint64_t bytes, uint64_t limit)
 }
 
 /*
+ * Waiting for writeback must not go through the program's file description. A wait
+ * (SYNC_FILE_RANGE_WAIT_BEFORE/AFTER) ends in file_fdatawait_range(), which reports a
+ * writeback error and advances that description's errseq cursor: the program's own later
+ * fsync() or fdatasync() would then return 0 for data that never reached the disk. The
+ * non-waiting push (SYNC_FILE_RANGE_WRITE, __filemap_fdatawrite_range on the mapping) and
+ * POSIX_FADV_DONTNEED never touch the cursor. So the waits run on a description of our own,
+ * opened through /proc/self/fd for the moment and closed again; it shares the page cache,
+ * and its cursor starts where the error state stood at open. Without /proc (or when the
+ * file cannot be opened for reading) the wait is skipped and only the push is made.
+ * O_NONBLOCK: never block on another process's lease. Raw calls, not our wrappers.
+ */
+static int open_own_description(int fd)
+{
+	char path[32] = "/proc/self/fd/", digits[12];
+	size_t len = strlen(path);
+	int n = 0;
+
+	do
+		digits[n++] = (char)('0' + fd % 10);
+	while ((fd /= 10) > 0);
+	while (n > 0)
+		path[len++] = digits[--n];
+	path[len] = '\0';
+	return (int)syscall(SYS_openat, AT_FDCWD, path,
+			    O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+}
+
+/*
+ * Wait (and write, as @flags say) for [@lo, @lo + @len) of @fd's file, then drop it from
+ * the cache if @drop; @len 0 means to the end of the file. Returns false if it could not
+ * open its own description, having done nothing.
+ */
+static bool wait_own(int fd, off_t lo, off_t len, unsigned flags, bool drop)
+{
+	int own = open_own_description(fd);
+
+	if (own < 0)
+		return false;
+	syscall(SYS_sync_file_range, own, lo, len, flags);
+	if (drop)
+		posix_fadvise(own, lo, len, POSIX_FADV_DONTNEED);
+	syscall(SYS_close, own);
+	return true;
+}
+
+/*
  * Push the file's dirty pages now: the whole file (0, 0), of which only dirty pages are
  * visited. Strict mode then waits for what the previous push started, like RocksDB's
  * strict_bytes_per_sync, so dirty plus in-flight data per file stays within about 2N. It
@@ -175,8 +264,7 @@ static void steer(int fd, struct fd_path *p, off_t end)
 		end = (off_t)syscall(SYS_lseek, fd, (off_t)0, SEEK_CUR);
 	prev = atomic_exchange(&p->steer_end, end < 0 ? 0 : (int64_t)end);
 	if (prev > 0)
-		syscall(SYS_sync_file_range, fd, (off_t)0, (off_t)prev,
-			SYNC_FILE_RANGE_WAIT_BEFORE);
+		wait_own(fd, (off_t)0, (off_t)prev, SYNC_FILE_RANGE_WAIT_BEFORE, false);
 }
 
 /*
@@ -201,9 +289,10 @@ static void drop_behind(int fd, struct fd_path *p, uint64_t chunk_bytes, off_t e
 	lo = atomic_exchange(&p->drop_lo, chunk_lo);
 	if (lo < 0 || lo >= chunk_lo)
 		return;
-	syscall(SYS_sync_file_range, fd, (off_t)lo, (off_t)(chunk_lo - lo),
-		SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
-	posix_fadvise(fd, lo, chunk_lo - lo, POSIX_FADV_DONTNEED);
+	/* Without our own description: pushed already, and what is clean is dropped. */
+	if (!wait_own(fd, (off_t)lo, (off_t)(chunk_lo - lo), SYNC_FILE_RANGE_WAIT_BEFORE |
+			      SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER, true))
+		posix_fadvise(fd, lo, chunk_lo - lo, POSIX_FADV_DONTNEED);
 }
 
 void low_paths_written(int fd, size_t bytes, off_t end, bool low)
@@ -244,6 +333,8 @@ void low_paths_closing(int fd)
 	uint32_t flags = atomic_load_explicit(&p->flags, memory_order_relaxed);
 	int saved = errno;
 
+	if (shim_memory_borrowed())
+		goto keep; /* a vfork child: the table is the parent's, and so is the fd's state */
 	if ((flags & FD_DROP) && (flags & FD_KIND_MASK) == FD_KIND_FILE) {
 		int64_t lo = atomic_load(&p->drop_lo);
 		uint64_t since = atomic_load(&p->since_drop);
@@ -255,12 +346,15 @@ void low_paths_closing(int fd)
 			if (lo < 0)
 				lo = 0;
 		}
-		syscall(SYS_sync_file_range, fd, (off_t)lo, (off_t)0,
-			SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
-				SYNC_FILE_RANGE_WAIT_AFTER);
-		posix_fadvise(fd, lo, 0, POSIX_FADV_DONTNEED);
+		if (!wait_own(fd, (off_t)lo, (off_t)0, SYNC_FILE_RANGE_WAIT_BEFORE |
+				      SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER, true)) {
+			syscall(SYS_sync_file_range, fd, (off_t)lo, (off_t)0,
+				SYNC_FILE_RANGE_WRITE);
+			posix_fadvise(fd, lo, 0, POSIX_FADV_DONTNEED);
+		}
 	}
 out:
 	fd_reset(p, 0);
+keep:
 	errno = saved;
 }

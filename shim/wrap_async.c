@@ -20,9 +20,11 @@
 #include <dlfcn.h>
 #include <linux/aio_abi.h>
 #include <liburing.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -47,16 +49,22 @@ static SHIM_TLS int in_submit;
  */
 static void *late_symbol(const char *name)
 {
-	const char *soname = strncmp(name, "io_uring", 8) ? "libaio.so.1" : "liburing.so.2";
+	/*
+	 * The sonames in use: libaio.so.1t64 after Debian's and Ubuntu's 64-bit time_t
+	 * transition, liburing-ffi.so.2 for liburing's non-inline build (2.4 and later).
+	 */
+	static const char *const aio_sonames[] = { "libaio.so.1", "libaio.so.1t64", NULL };
+	static const char *const uring_sonames[] = { "liburing.so.2", "liburing-ffi.so.2", NULL };
+	const char *const *soname = strncmp(name, "io_uring", 8) ? aio_sonames : uring_sonames;
 	void *sym = dlsym(RTLD_NEXT, name), *lib;
 
-	if (sym)
-		return sym;
-	lib = dlopen(soname, RTLD_LAZY | RTLD_NOLOAD);
-	if (!lib)
-		return NULL;
-	sym = dlsym(lib, name);
-	dlclose(lib); /* drops only the reference RTLD_NOLOAD took */
+	for (; !sym && *soname; soname++) {
+		lib = dlopen(*soname, RTLD_LAZY | RTLD_NOLOAD);
+		if (!lib)
+			continue;
+		sym = dlsym(lib, name);
+		dlclose(lib); /* drops only the reference RTLD_NOLOAD took */
+	}
 	return sym;
 }
 
@@ -155,8 +163,17 @@ EXPORT int io_uring_submit_and_get_events(struct io_uring *ring)
 
 #define RING_FD_MAX 4096
 
+/*
+ * An entry is read by low threads entering the kernel (stamp_raw) while another thread may
+ * close the ring's fd, which unmaps the shim's mapping. No lock on the enter path: a reader
+ * announces itself in @readers and then checks @live; the closer clears @live and then
+ * waits for @readers to drain before it unmaps. Both sides use sequentially consistent
+ * operations, so either the reader sees the entry dead or the closer sees the reader. The
+ * wait is as long as one stamping loop (at most the ring's size in SQEs, no syscall).
+ */
 struct raw_ring {
 	_Atomic int live;
+	_Atomic int readers;   /* threads inside stamp_raw on this entry */
 	bool own_mapping;      /* mapped by the shim: unmapped when the fd closes */
 	unsigned *khead, *ktail, *array, mask, shift;
 	struct io_uring_sqe *sqes;
@@ -166,9 +183,18 @@ struct raw_ring {
 
 static struct raw_ring raw_rings[RING_FD_MAX];
 
+/* Set while this thread stamps: a signal handler closing the ring must not wait on it. */
+static SHIM_TLS int in_stamp_raw;
+
 static void ring_forget(struct raw_ring *r)
 {
 	atomic_store(&r->live, 0);
+	if (r->own_mapping && in_stamp_raw) {
+		r->own_mapping = false; /* left mapped: better a kept ring than a deadlock */
+		return;
+	}
+	while (atomic_load(&r->readers) > 0)
+		sched_yield();
 	if (r->own_mapping) {
 		munmap(r->sq_map, r->sq_map_len);
 		munmap(r->sqe_map, r->sqe_map_len);
@@ -178,9 +204,30 @@ static void ring_forget(struct raw_ring *r)
 
 void uring_fd_closing(int fd)
 {
-	if ((unsigned)fd < RING_FD_MAX && atomic_load_explicit(&raw_rings[fd].live,
-							      memory_order_relaxed))
-		ring_forget(&raw_rings[fd]);
+	/* A vfork child closing its copy of the fd must not unmap the parent's mapping. */
+	if ((unsigned)fd < RING_FD_MAX &&
+	    atomic_load_explicit(&raw_rings[fd].live, memory_order_relaxed)) {
+		int saved = errno;
+
+		if (!shim_memory_borrowed())
+			ring_forget(&raw_rings[fd]);
+		errno = saved;
+	}
+}
+
+/*
+ * Only an active shim tracks rings: a disabled one (bad configuration) leaves the program
+ * untouched, and mapping its rings is not untouched. A ring set up before the constructor
+ * ran settles the configuration first, as a thread's first I/O would.
+ */
+static bool rings_tracked(void)
+{
+	int saved = errno;
+
+	if (unlikely(atomic_load(&shim.status) == SHIM_UNINITIALISED))
+		shim_init();
+	errno = saved;
+	return atomic_load(&shim.status) == SHIM_ACTIVE;
 }
 
 /* A ring the kernel just set up on @fd: map its SQ side for ourselves. */
@@ -190,7 +237,7 @@ static void ring_track_setup(int fd, const struct io_uring_params *p)
 	size_t sq_len, sqe_len;
 	void *sq, *sqes;
 
-	if ((unsigned)fd >= RING_FD_MAX || (p->flags & IORING_SETUP_NO_MMAP))
+	if ((unsigned)fd >= RING_FD_MAX || (p->flags & IORING_SETUP_NO_MMAP) || !rings_tracked())
 		return;
 	r = &raw_rings[fd];
 	ring_forget(r);
@@ -230,7 +277,7 @@ static void ring_track_liburing(const struct io_uring *ring)
 {
 	struct raw_ring *r;
 
-	if ((unsigned)ring->ring_fd >= RING_FD_MAX)
+	if ((unsigned)ring->ring_fd >= RING_FD_MAX || !rings_tracked())
 		return;
 	r = &raw_rings[ring->ring_fd];
 	ring_forget(r);
@@ -257,8 +304,12 @@ static uint64_t stamp_raw(unsigned fd, unsigned flags)
 	if (fd >= RING_FD_MAX || (flags & IORING_ENTER_REGISTERED_RING))
 		return 0;
 	r = &raw_rings[fd];
-	if (!atomic_load_explicit(&r->live, memory_order_acquire))
-		return 0;
+	if (!atomic_load_explicit(&r->live, memory_order_relaxed))
+		return 0; /* the common miss: no ring here, nothing announced */
+	atomic_fetch_add(&r->readers, 1);
+	if (!atomic_load(&r->live))
+		goto out; /* closed meanwhile: the closer may be waiting to unmap */
+	in_stamp_raw++;
 	head = __atomic_load_n(r->khead, __ATOMIC_ACQUIRE);
 	tail = __atomic_load_n(r->ktail, __ATOMIC_ACQUIRE);
 	for (unsigned i = head; i != tail && n <= r->mask; i++, n++) {
@@ -266,6 +317,9 @@ static uint64_t stamp_raw(unsigned fd, unsigned flags)
 
 		sqe_stamp(&r->sqes[(idx & r->mask) << r->shift], shim.cfg.low_ioprio, &bytes);
 	}
+	in_stamp_raw--;
+out:
+	atomic_fetch_sub(&r->readers, 1);
 	return bytes;
 }
 
@@ -356,30 +410,95 @@ EXPORT int io_uring_enter2(unsigned fd, unsigned to_submit, unsigned min_complet
 
 /* ---- libaio ----------------------------------------------------------------------------- */
 
-static uint64_t stamp_iocbs(long nr, struct iocb **ios)
+/* Stamp one iocb in place (a copy, or the program's own); false if it is not stamped. */
+static bool iocb_stamp(struct iocb *cb, int ioprio, uint64_t *bytes)
+{
+	switch (cb->aio_lio_opcode) {
+	case IOCB_CMD_PREAD:
+	case IOCB_CMD_PWRITE:
+		*bytes += cb->aio_nbytes;
+		break;
+	case IOCB_CMD_PREADV:
+	case IOCB_CMD_PWRITEV:
+		break;
+	default:
+		return false;
+	}
+	if (cb->aio_flags & IOCB_FLAG_IOPRIO)
+		return false;
+	cb->aio_reqprio = (__s16)ioprio;
+	cb->aio_flags |= IOCB_FLAG_IOPRIO;
+	return true;
+}
+
+/*
+ * The pointers come from the program, and the kernel answers a bad one with EFAULT (or with
+ * the count submitted before it); a plain dereference here would be SIGSEGV instead. So the
+ * pointer array and the iocbs are read, and the stamped iocbs written back, through
+ * process_vm_readv/writev on ourselves, in batches: three syscalls per 64 iocbs, and only
+ * for low threads. Stamping stops where the kernel's submission would stop, at the first
+ * pointer or iocb it could not read. Where those calls are refused (a seccomp filter: -1
+ * with ENOSYS or EPERM), the iocbs are read directly and only NULL pointers are caught.
+ */
+#define IOCB_BATCH 64
+
+static _Atomic bool vm_copy_refused;
+
+static uint64_t stamp_iocbs_direct(long nr, struct iocb **ios)
 {
 	int ioprio = shim.cfg.low_ioprio;
 	uint64_t bytes = 0;
 
-	for (long i = 0; i < nr; i++) {
-		struct iocb *cb = ios[i];
+	for (long i = 0; i < nr && ios[i]; i++)
+		iocb_stamp(ios[i], ioprio, &bytes);
+	return bytes;
+}
 
-		switch (cb->aio_lio_opcode) {
-		case IOCB_CMD_PREAD:
-		case IOCB_CMD_PWRITE:
-			bytes += cb->aio_nbytes;
-			break;
-		case IOCB_CMD_PREADV:
-		case IOCB_CMD_PWRITEV:
-			break;
-		default:
-			continue;
+static uint64_t stamp_iocbs(long nr, struct iocb **ios)
+{
+	struct iocb *ptrs[IOCB_BATCH], cbs[IOCB_BATCH];
+	struct iovec local[IOCB_BATCH], remote[IOCB_BATCH];
+	int ioprio = shim.cfg.low_ioprio, saved = errno;
+	pid_t self = (pid_t)syscall(SYS_getpid);
+	uint64_t bytes = 0;
+
+	if (atomic_load_explicit(&vm_copy_refused, memory_order_relaxed))
+		return stamp_iocbs_direct(nr, ios);
+	for (long done = 0; done < nr;) {
+		long n = nr - done < IOCB_BATCH ? nr - done : IOCB_BATCH, m = 0, ok, w = 0;
+		struct iovec pl = { ptrs, (size_t)n * sizeof(ptrs[0]) };
+		struct iovec pr = { ios + done, (size_t)n * sizeof(ptrs[0]) };
+		ssize_t got = syscall(SYS_process_vm_readv, self, &pl, 1UL, &pr, 1UL, 0UL);
+
+		if (got < 0 && errno != EFAULT) {
+			atomic_store_explicit(&vm_copy_refused, true, memory_order_relaxed);
+			errno = saved;
+			return bytes + stamp_iocbs_direct(nr - done, ios + done);
 		}
-		if (!(cb->aio_flags & IOCB_FLAG_IOPRIO)) {
-			cb->aio_reqprio = (__s16)ioprio;
-			cb->aio_flags |= IOCB_FLAG_IOPRIO;
+		n = got < 0 ? 0 : got / (ssize_t)sizeof(ptrs[0]);
+		while (m < n && ptrs[m]) {
+			local[m] = (struct iovec){ &cbs[m], sizeof(cbs[m]) };
+			remote[m] = (struct iovec){ ptrs[m], sizeof(cbs[m]) };
+			m++;
 		}
+		got = m ? syscall(SYS_process_vm_readv, self, local, (unsigned long)m, remote,
+				  (unsigned long)m, 0UL) : 0;
+		ok = got < 0 ? 0 : got / (ssize_t)sizeof(cbs[0]);
+		/* Write back only the iocbs that changed, packed at the front of the iovecs. */
+		for (long i = 0; i < ok; i++)
+			if (iocb_stamp(&cbs[i], ioprio, &bytes)) {
+				local[w] = local[i];
+				remote[w] = remote[i];
+				w++;
+			}
+		if (w)
+			syscall(SYS_process_vm_writev, self, local, (unsigned long)w, remote,
+				(unsigned long)w, 0UL);
+		if (ok < n || n < IOCB_BATCH)
+			break; /* a bad pointer, a bad iocb, or the end */
+		done += n;
 	}
+	errno = saved;
 	return bytes;
 }
 

@@ -80,10 +80,14 @@ static void comm_fd_track(int fd, const char *path, int writable)
 	atomic_store(&comm_fd_tid[fd], tid);
 }
 
+/* Called only for a watched fd; a vfork child shares the table and leaves it alone. */
 static void comm_fd_forget(int fd)
 {
-	if ((unsigned)fd < COMM_FD_MAX)
+	int saved = errno;
+
+	if ((unsigned)fd < COMM_FD_MAX && !shim_memory_borrowed())
 		atomic_store_explicit(&comm_fd_tid[fd], 0, memory_order_relaxed);
+	errno = saved;
 }
 
 /* The kernel may keep a trailing newline in the name, so ask it rather than guess. */
@@ -275,17 +279,28 @@ EXPORT int fflush(FILE *fp)
 EXPORT int fclose(FILE *fp)
 {
 	int fd = fp ? fileno(fp) : -1, watched = fd >= 0 && comm_fd_watched(fd), ret;
+	int flush_err = 0;
 
 	if (fd >= 0 && !in_shim && (unsigned)fd < PATH_FD_MAX &&
 	    (atomic_load_explicit(&fd_paths[fd].flags, memory_order_relaxed) & FD_DROP)) {
 		int saved = errno;
 
-		REAL(fflush)(fp); /* stdio's own writes: the drop at close must see their pages */
+		/*
+		 * stdio's own writes: the drop at close must see their pages. A failed flush
+		 * is the program's write error (ENOSPC on a full log disk): fclose would have
+		 * reported it, and after this flush its own flush finds nothing left to fail.
+		 */
+		if (REAL(fflush)(fp) != 0)
+			flush_err = errno ? errno : EIO;
 		errno = saved;
 	}
 	if (fd >= 0 && !in_shim)
 		low_paths_before_close(fd);
 	ret = REAL(fclose)(fp); /* stdio writes the buffered name here, through libc's own write */
+	if (flush_err && ret == 0) {
+		ret = EOF;
+		errno = flush_err;
+	}
 	if (watched) {
 		int saved = errno;
 
