@@ -21,8 +21,8 @@ EXPORT int iotier_set_tier(int tier)
 		return -1;
 	}
 	slot = self_slot ? self_slot : thread_attach_self();
-	if (!slot || slot_is_inert(slot))
-		return api_direct_set_tier(tier);
+	if (!slot || slot_is_inert(slot) || !shim_fork_check())
+		return api_direct_set_tier(tier); /* off, or a vfork() child: the parent's records */
 	slot->explicit_tier = tier;
 	atomic_store((_Atomic uint32_t *)&slot->dirty, 1);
 	err = thread_reevaluate_result(slot);

@@ -90,14 +90,20 @@ static void fork_child(void)
 /*
  * A child made by _Fork(), clone() or syscall(SYS_fork) never ran the atfork handler and
  * still holds the parent's thread table, tids included: acting on it would re-tag the
- * parent's threads. The slow paths call this first; it costs one getpid syscall there.
+ * parent's threads, so it is reset first. A vfork() child runs in the parent's memory: it
+ * must touch nothing at all until it execs. The slow paths ask here first; it costs a
+ * getpid syscall there. Returns whether the caller may act on the table.
  */
-void shim_fork_check(void)
+bool shim_fork_check(void)
 {
 	struct state_table *table = shim.table;
 
-	if (table && table->header.pid != (pid_t)syscall(SYS_getpid))
-		fork_child();
+	if (!table || table->header.pid == (pid_t)syscall(SYS_getpid))
+		return true;
+	if (shim_memory_borrowed())
+		return false;
+	fork_child();
+	return true;
 }
 
 static void init_once_body(void)

@@ -57,8 +57,11 @@ extern SHIM_TLS unsigned io_calls SHIM_HIDDEN;
 
 /* init.c */
 SHIM_HIDDEN void shim_init(void);
-/* In a child forked without atfork handlers, reset the inherited state before using it. */
-SHIM_HIDDEN void shim_fork_check(void);
+/*
+ * In a child forked without atfork handlers, reset the inherited state before using it;
+ * false in a vfork() child, which shares the parent's memory and must leave it alone.
+ */
+SHIM_HIDDEN bool shim_fork_check(void);
 
 /* log.c: one line on stderr, "iotier: ...". shim_warn_once warns once per @key bit. */
 SHIM_HIDDEN void shim_log(enum log_level level, const char *fmt, ...)

@@ -183,7 +183,8 @@ static void slot_load_name(struct state_slot *slot, char name[16])
 
 void slot_set_name(struct state_slot *slot, const char *name)
 {
-	if (!slot || slot == &inert_slot)
+	/* A vfork() child renaming itself must not write into its parent's records. */
+	if (!slot || slot == &inert_slot || !shim_fork_check())
 		return;
 	slot_store_name(slot, name);
 	atomic_store(ATOMIC_U32(slot->dirty), 1);
@@ -285,8 +286,9 @@ int thread_reevaluate_result(struct state_slot *slot)
 
 	if (!slot || slot == &inert_slot)
 		return 0;
+	if (!shim_fork_check())
+		return 0;
 	in_shim = 1;
-	shim_fork_check();
 	while (atomic_load(ATOMIC_U32(slot->dirty))) {
 		uint32_t unlocked = 0;
 
@@ -309,9 +311,8 @@ void threads_reevaluate_all(void)
 {
 	struct state_table *table = shim.table;
 
-	if (!table)
+	if (!table || !shim_fork_check())
 		return;
-	shim_fork_check();
 	for (unsigned i = 0, n = slots_in_use_bound(); i < n; i++) {
 		struct state_slot *slot = &table->slots[i];
 

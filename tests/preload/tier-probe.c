@@ -274,6 +274,36 @@ static int scenario_raw_fork(void)
 	return failures ? T_EXIT_FAIL : T_EXIT_PASS;
 }
 
+/* ---- a vfork() child shares its parent's memory and must leave its records alone ---- */
+
+static int scenario_vfork(void)
+{
+	int status, bg_prio = -1;
+	pid_t child;
+
+	do_io();
+	child = vfork();
+	if (child == 0) {
+		/* Legal before exec in practice (shells do it), and it goes through the shim. */
+		prctl(PR_SET_NAME, "bg-vforked", 0, 0, 0);
+		_exit(0);
+	}
+	waitpid(child, &status, 0);
+	do_io();
+	EXPECT(prio_of(0) == 0, "parent %#x after its vfork child renamed itself, want untouched",
+	       prio_of(0));
+	EXPECT(iotier_get_tier() == IOTIER_DEFAULT, "parent tier %d after vfork, want untagged",
+	       iotier_get_tier());
+	{
+		pthread_t t;
+
+		pthread_create(&t, NULL, report_prio, &bg_prio);
+		pthread_join(t, NULL);
+	}
+	EXPECT(bg_prio == 0, "thread created after the vfork: %#x, want untouched", bg_prio);
+	return failures ? T_EXIT_FAIL : T_EXIT_PASS;
+}
+
 /* ---- exec: the new image is tagged from its first instruction ------------------------ */
 
 static int scenario_exec(const char *self)
@@ -547,6 +577,8 @@ int main(int argc, char **argv)
 		ret = scenario_process_rule();
 	else if (!strcmp(scenario, "fork-title"))
 		ret = scenario_fork_title(argv);
+	else if (!strcmp(scenario, "vfork"))
+		ret = scenario_vfork();
 	else if (!strcmp(scenario, "raw-fork"))
 		ret = scenario_raw_fork();
 	else if (!strcmp(scenario, "exec"))
