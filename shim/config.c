@@ -160,44 +160,29 @@ static int parse_writeback_strict(struct config *cfg, const char *value, char *e
 /* A comma-separated list of fnmatch(3) globs; empty means none. */
 static int parse_drop_behind(struct config *cfg, const char *value, char *err, size_t errlen)
 {
-	const char *p = value;
+	const char *cursor = list_start(value), *glob;
+	size_t len;
 
 	cfg->n_drop_globs = 0;
-	while (*p == ' ' || *p == '\t')
-		p++;
-	if (!*p)
-		return 0;
-	for (;;) {
-		const char *start = p, *end = strchr(p, ',');
-		size_t len;
-
-		if (!end)
-			end = p + strlen(p);
-		while (start < end && (*start == ' ' || *start == '\t'))
-			start++;
-		len = (size_t)(end - start);
-		while (len && (start[len - 1] == ' ' || start[len - 1] == '\t'))
-			len--;
+	while (list_next_item(&cursor, &glob, &len)) {
 		if (!len) {
 			snprintf(err, errlen, "bad glob list '%s': empty glob at offset %zu", value,
-				 (size_t)(start - value));
+				 (size_t)(glob - value));
 			return -1;
 		}
 		if (len >= RULE_GLOB_MAX) {
 			snprintf(err, errlen, "bad glob list: glob at offset %zu is longer than %d "
-				 "bytes", (size_t)(start - value), RULE_GLOB_MAX - 1);
+				 "bytes", (size_t)(glob - value), RULE_GLOB_MAX - 1);
 			return -1;
 		}
 		if (cfg->n_drop_globs == DROP_GLOBS_MAX) {
 			snprintf(err, errlen, "bad glob list: more than %d globs", DROP_GLOBS_MAX);
 			return -1;
 		}
-		memcpy(cfg->drop_globs[cfg->n_drop_globs], start, len);
+		memcpy(cfg->drop_globs[cfg->n_drop_globs], glob, len);
 		cfg->drop_globs[cfg->n_drop_globs++][len] = '\0';
-		if (!*end)
-			return 0;
-		p = end + 1;
 	}
+	return 0;
 }
 
 static int parse_low_rate(struct config *cfg, const char *value, char *err, size_t errlen)

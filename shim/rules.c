@@ -115,44 +115,52 @@ static int parse_one_rule(const char *token, size_t toklen, struct rule *out, ch
 	return 0;
 }
 
+const char *list_start(const char *text)
+{
+	return text && text[strspn(text, " \t")] ? text : NULL;
+}
+
+bool list_next_item(const char **cursor, const char **token, size_t *len)
+{
+	const char *p = *cursor, *end;
+
+	if (!p)
+		return false;
+	end = strchr(p, ',');
+	if (!end)
+		end = p + strlen(p);
+	*token = p + strspn(p, " \t");
+	if (*token > end)
+		*token = end;
+	*len = (size_t)(end - *token);
+	while (*len && ((*token)[*len - 1] == ' ' || (*token)[*len - 1] == '\t'))
+		(*len)--;
+	*cursor = *end ? end + 1 : NULL; /* after "a," comes one more, empty, item */
+	return true;
+}
+
 int rule_set_parse(const char *text, struct rule_set *out, char *err, size_t errlen)
 {
-	const char *p = text ? text : "";
+	const char *cursor = list_start(text), *token;
+	size_t len;
 
 	memset(out, 0, sizeof(*out));
-	while (*p == ' ' || *p == '\t')
-		p++;
-	if (!*p)
-		return 0; /* an empty list is valid: no rules of this tier */
-
-	for (;;) {
-		const char *start = p, *end = strchr(p, ',');
-		size_t len;
-
-		if (!end)
-			end = p + strlen(p);
-		while (start < end && (*start == ' ' || *start == '\t'))
-			start++;
-		len = (size_t)(end - start);
-		while (len && (start[len - 1] == ' ' || start[len - 1] == '\t'))
-			len--;
+	while (list_next_item(&cursor, &token, &len)) {
 		if (len == 0) {
 			set_error(err, errlen, "bad rule list '%s': empty rule at offset %zu", text,
-				  (size_t)(start - text));
+				  (size_t)(token - text));
 			return -1;
 		}
 		if (out->count == RULES_MAX) {
 			set_error(err, errlen, "bad rule list: more than %d rules", RULES_MAX);
 			return -1;
 		}
-		if (parse_one_rule(start, len, &out->rules[out->count], err, errlen) < 0)
+		if (parse_one_rule(token, len, &out->rules[out->count], err, errlen) < 0)
 			return -1;
 		out->kind_mask |= 1u << out->rules[out->count].kind;
 		out->count++;
-		if (!*end)
-			return 0;
-		p = end + 1;
 	}
+	return 0; /* an empty list is valid: no rules of this tier */
 }
 
 /* Parse "<name>:<level>" for a class whose levels run 0..7. */

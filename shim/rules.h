@@ -39,6 +39,15 @@ struct rule_set {
 #define IOPRIO_KEEP (-1)
 
 /*
+ * Step through a comma-separated list. list_start() gives the cursor for @text, NULL when the
+ * list is empty or only blanks (no items at all). Each list_next_item() call sets @token and
+ * @len to the next item with surrounding blanks trimmed (@len 0 for an empty item, as in
+ * "a,,b" or "a,") and returns false after the last one.
+ */
+const char *list_start(const char *text);
+bool list_next_item(const char **cursor, const char **token, size_t *len);
+
+/*
  * Parse a comma-separated rule list ("thread:rocksdb:low*,comm:pg_dump"). A rule without a
  * known kind prefix is a thread rule, so "rocksdb:low*" means thread:rocksdb:low*. On error
  * returns -1 and writes one line naming the bad token into @err.

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lat_session.h" /* lat_percentile */
+#include "lat_session.h" /* lat_percentile, lat_sum */
 
 static const char *const class_keys[CHECK_CLASSES] = { "none", "rt", "be", "idle" };
 
@@ -40,26 +40,13 @@ const char *check_ioprio_name(uint16_t ioprio, char *buf, size_t len)
 	return buf;
 }
 
-static void lat_merge(struct iolat_lat *dst, const struct iolat_lat *src)
-{
-	if (!src->count)
-		return;
-	if (!dst->count || src->min_ns < dst->min_ns)
-		dst->min_ns = src->min_ns;
-	if (src->max_ns > dst->max_ns)
-		dst->max_ns = src->max_ns;
-	dst->count += src->count;
-	dst->sum_ns += src->sum_ns;
-	for (unsigned i = 0; i < HIST_NR_BUCKETS; i++)
-		dst->slots[i] += src->slots[i];
-}
 
 static void cell_merge(struct check_cell *dst, const struct check_cell *src)
 {
 	dst->count += src->count;
 	dst->bytes += src->bytes;
 	dst->level_mask |= src->level_mask;
-	lat_merge(&dst->lat, &src->lat);
+	lat_sum(&dst->lat, &src->lat);
 }
 
 int check_report_add(struct check_report *r, enum expect_tier tier, const struct iotrack_key *k,
@@ -76,7 +63,7 @@ int check_report_add(struct check_report *r, enum expect_tier tier, const struct
 	c->bytes += st->bytes;
 	if (st->count)
 		c->level_mask |= 1u << (k->ioprio & 7);
-	lat_merge(&c->lat, &st->lat);
+	lat_sum(&c->lat, &st->lat);
 	if (leak && k->cause < CAUSE_COUNT) {
 		r->leaks[tier][op][k->cause].count += st->count;
 		r->leaks[tier][op][k->cause].bytes += st->bytes;
