@@ -71,8 +71,13 @@ int shim_preload_env(const char *shim)
 		return setenv("LD_PRELOAD", shim, 1);
 	if (strstr(old, shim))
 		return 0; /* already preloaded, by a parent iotier for example */
-	if (asprintf(&joined, "%s %s", shim, old) < 0)
+	/* A sanitizer runtime must be loaded before everything else, the shim included. */
+	if (strstr(old, "libasan") || strstr(old, "libubsan") || strstr(old, "libtsan")) {
+		if (asprintf(&joined, "%s %s", old, shim) < 0)
+			return -1;
+	} else if (asprintf(&joined, "%s %s", shim, old) < 0) {
 		return -1;
+	}
 	ret = setenv("LD_PRELOAD", joined, 1);
 	free(joined);
 	return ret;
