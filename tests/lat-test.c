@@ -840,34 +840,50 @@ static int mode_interval(void)
 	return T_EXIT_PASS;
 }
 
-static int mode_nobtf(void)
+/*
+ * Run `iotier lat --duration 1` with its stderr captured into @buf; with @as_nobody the child
+ * drops to uid/gid 65534 first (no capabilities at all, and none regained across exec).
+ * Returns the exit status, or -1 when the child could not be run.
+ */
+static int run_lat_capturing_stderr(bool as_nobody, char *buf, size_t size)
 {
 	const char *argv[] = { iotier, "lat", "--duration", "1", NULL };
 	int p[2], status;
-	char buf[1024] = "";
 	size_t len = 0;
 	ssize_t r;
 	pid_t pid;
 
-	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
-	    mount("/dev/null", "/sys/kernel/btf/vmlinux", NULL, MS_BIND, NULL))
-		return test_skip("cannot hide kernel BTF in a private mount namespace");
 	if (pipe(p))
-		FAIL("pipe");
+		return -1;
 	pid = fork();
 	if (pid == 0) {
 		dup2(p[1], 2);
+		if (as_nobody && (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+				  setresuid(65534, 65534, 65534)))
+			_exit(126);
 		execv(iotier, (char *const *)argv);
 		_exit(127);
 	}
 	close(p[1]);
-	while (len < sizeof(buf) - 1 && (r = read(p[0], buf + len, sizeof(buf) - 1 - len)) > 0)
+	while (len < size - 1 && (r = read(p[0], buf + len, size - 1 - len)) > 0)
 		len += (size_t)r;
 	buf[len] = '\0';
 	close(p[0]);
 	waitpid(pid, &status, 0);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 1)
-		FAIL("without BTF: exit %d, expected 1: %s", WEXITSTATUS(status), buf);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int mode_nobtf(void)
+{
+	char buf[1024] = "";
+	int st;
+
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mount("/dev/null", "/sys/kernel/btf/vmlinux", NULL, MS_BIND, NULL))
+		return test_skip("cannot hide kernel BTF in a private mount namespace");
+	st = run_lat_capturing_stderr(false, buf, sizeof(buf));
+	if (st != 1)
+		FAIL("without BTF: exit %d, expected 1: %s", st, buf);
 	if (!strstr(buf, "BTF") || count_lines(buf) != 1)
 		FAIL("expected one line naming the missing BTF, got: %s", buf);
 	return T_EXIT_PASS;
@@ -875,33 +891,11 @@ static int mode_nobtf(void)
 
 static int mode_nocap(void)
 {
-	const char *argv[] = { iotier, "lat", "--duration", "1", NULL };
-	int p[2], status;
 	char buf[1024] = "";
-	size_t len = 0;
-	ssize_t r;
-	pid_t pid;
+	int st = run_lat_capturing_stderr(true, buf, sizeof(buf));
 
-	if (pipe(p))
-		FAIL("pipe");
-	pid = fork();
-	if (pid == 0) {
-		dup2(p[1], 2);
-		/* nobody: no capabilities at all, and none regained across exec */
-		if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
-		    setresuid(65534, 65534, 65534))
-			_exit(126);
-		execv(iotier, (char *const *)argv);
-		_exit(127);
-	}
-	close(p[1]);
-	while (len < sizeof(buf) - 1 && (r = read(p[0], buf + len, sizeof(buf) - 1 - len)) > 0)
-		len += (size_t)r;
-	buf[len] = '\0';
-	close(p[0]);
-	waitpid(pid, &status, 0);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 1)
-		FAIL("without capabilities: exit %d, expected 1: %s", WEXITSTATUS(status), buf);
+	if (st != 1)
+		FAIL("without capabilities: exit %d, expected 1: %s", st, buf);
 	if (!strstr(buf, "CAP_BPF") || !strstr(buf, "CAP_PERFMON") || count_lines(buf) != 1)
 		FAIL("expected one line naming CAP_BPF and CAP_PERFMON, got: %s", buf);
 	return T_EXIT_PASS;

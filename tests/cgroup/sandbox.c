@@ -4,6 +4,7 @@
  * sandbox.h). Tear-down is written to work after any failure: it walks the tree, moves every
  * task it finds back to where the test started, and removes directories bottom-up.
  */
+#include "write_file.h"
 #include "sandbox.h"
 
 #include <dirent.h>
@@ -37,18 +38,6 @@ bool dir_exists(const char *path)
 	struct stat s;
 
 	return stat(path, &s) == 0 && S_ISDIR(s.st_mode);
-}
-
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, s, strlen(s)) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
 }
 
 int task_cgroup_path(const struct sandbox *sb, pid_t pid, pid_t tid, char *out, size_t len)
@@ -146,7 +135,7 @@ int sandbox_enter(const struct sandbox *sb, pid_t pid)
 
 	snprintf(path, sizeof(path), "%s/cgroup.procs", sb->dir);
 	snprintf(num, sizeof(num), "%d", (int)pid);
-	return write_str(path, num);
+	return write_file(path, num);
 }
 
 /* Move every task listed in @dir back home, then remove @dir after its children. */
@@ -178,7 +167,7 @@ static void evacuate(const struct sandbox *sb, const char *dir, int depth)
 			break;
 		while (fgets(line, sizeof(line), f)) {
 			line[strcspn(line, "\n")] = '\0';
-			write_str(home, line);
+			write_file(home, line);
 		}
 		fclose(f);
 		if (rmdir(dir) == 0 || errno == ENOENT)

@@ -5,6 +5,7 @@
  * that crashes leaves nothing behind: the kernel detaches the device when its last fd closes.
  */
 #include "loopdev.h"
+#include "write_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,16 +24,9 @@ static int held_fd[64] = { [0 ... 63] = -1 };
 int loopdev_queue_set(const struct loopdev *dev, const char *attr, const char *value)
 {
 	char path[128];
-	int fd, ret = 0;
 
 	snprintf(path, sizeof(path), "/sys/block/%s/queue/%s", dev->name, attr);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, value, strlen(value)) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
+	return write_file(path, value);
 }
 
 static int hold(int fd)

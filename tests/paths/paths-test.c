@@ -42,6 +42,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "write_file.h"
 #include "class_trace.h"
 #include "iolat.h"
 #include "loopdev.h"
@@ -59,18 +60,6 @@ static pid_t guard_pid = -1;
 
 /* vm.dirty_* values to put back, or a NUL first byte when untouched. */
 static char saved_bg_bytes[32], saved_bg_ratio[32];
-
-static int write_str(const char *path, const char *value)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, value, strlen(value)) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
 
 static int read_str(const char *path, char *buf, size_t len)
 {
@@ -94,9 +83,9 @@ static void restore_dirty(void)
 	if (!saved_bg_bytes[0])
 		return;
 	if (strcmp(saved_bg_bytes, "0"))
-		write_str("/proc/sys/vm/dirty_background_bytes", saved_bg_bytes);
+		write_file("/proc/sys/vm/dirty_background_bytes", saved_bg_bytes);
 	else
-		write_str("/proc/sys/vm/dirty_background_ratio", saved_bg_ratio);
+		write_file("/proc/sys/vm/dirty_background_ratio", saved_bg_ratio);
 	saved_bg_bytes[0] = '\0';
 }
 
@@ -154,9 +143,9 @@ static int guard_start(const char *template, bool dirty)
 		if (bytes[0] && read_str("/proc/sys/vm/dirty_background_bytes", cur, sizeof(cur)) == 0 &&
 		    !strcmp(cur, DIRTY_BG_BYTES) && strcmp(bytes, DIRTY_BG_BYTES)) {
 			if (strcmp(bytes, "0"))
-				write_str("/proc/sys/vm/dirty_background_bytes", bytes);
+				write_file("/proc/sys/vm/dirty_background_bytes", bytes);
 			else
-				write_str("/proc/sys/vm/dirty_background_ratio", ratio);
+				write_file("/proc/sys/vm/dirty_background_ratio", ratio);
 		}
 		nftw(scratch, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 		_exit(0);
@@ -396,7 +385,7 @@ static int lower_dirty_background(const char *bytes)
 		saved_bg_bytes[0] = '\0';
 		return test_skip("cannot read vm.dirty_background_*");
 	}
-	if (write_str("/proc/sys/vm/dirty_background_bytes", bytes) < 0) {
+	if (write_file("/proc/sys/vm/dirty_background_bytes", bytes) < 0) {
 		saved_bg_bytes[0] = '\0';
 		return test_skip("cannot set vm.dirty_background_bytes");
 	}
