@@ -536,10 +536,19 @@ static int scenario_rt_child(void)
 
 /* ---- hold: named threads that wait, for `iotier threads` to look at ----------------- */
 
+/*
+ * Each thread does its I/O only after its creator has named it (named), and "ready" is
+ * printed only once both have (tagged): `iotier threads` must find them tracked and tagged,
+ * however the scheduler orders the threads on a loaded machine.
+ */
+static pthread_barrier_t hold_named, hold_tagged;
+
 static void *hold_thread(void *arg)
 {
 	(void)arg;
+	pthread_barrier_wait(&hold_named);
 	do_io();
+	pthread_barrier_wait(&hold_tagged);
 	pause();
 	return NULL;
 }
@@ -549,10 +558,14 @@ static int scenario_hold(void)
 	pthread_t bg, fg;
 	char byte;
 
+	pthread_barrier_init(&hold_named, NULL, 3);
+	pthread_barrier_init(&hold_tagged, NULL, 3);
 	pthread_create(&bg, NULL, hold_thread, NULL);
 	pthread_setname_np(bg, "bg-hold");
 	pthread_create(&fg, NULL, hold_thread, NULL);
 	pthread_setname_np(fg, "fg-hold");
+	pthread_barrier_wait(&hold_named);
+	pthread_barrier_wait(&hold_tagged);
 	printf("ready\n");
 	fflush(stdout);
 	/* Until the test closes our stdin. */
