@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -643,6 +644,41 @@ out:
 	errno = saved;
 }
 
+/* for_each_line callback: stop (1) at a process other than ours. */
+static int other_process_line(char *line, void *ctx)
+{
+	pid_t self = *(const pid_t *)ctx;
+	long pid = 0;
+
+	for (; *line >= '0' && *line <= '9'; line++)
+		pid = pid * 10 + (*line - '0');
+	return pid != 0 && pid != self;
+}
+
+/*
+ * rmdir of the low cgroup failed with EBUSY. That is final when another process (a forked
+ * child) still sits in it. But our own threads that have just ended keep it populated too:
+ * pthread_join() returns when the kernel clears the thread's tid, which is before that thread
+ * leaves its cgroup in do_exit(), and a move through cgroup.procs skips exiting threads. So
+ * while the cgroup holds nothing but ourselves, it is retried for a short, bounded while.
+ */
+static void remove_child_when_threads_gone(void)
+{
+	struct timespec tick = { 0, 1000000 }; /* 1 ms, at most 50 times */
+	char procs[PATH_MAX];
+	pid_t self = st.pid;
+
+	if (join(procs, sizeof(procs), st.child, "cgroup.procs") < 0)
+		return;
+	for (int tries = 0; tries < 50; tries++) {
+		if (syscall(SYS_unlinkat, AT_FDCWD, st.child, AT_REMOVEDIR) == 0 || errno != EBUSY)
+			return;
+		if (for_each_line(procs, other_process_line, &self) != 0)
+			return; /* a child process, or unreadable: the next run's init removes it */
+		syscall(SYS_nanosleep, &tick, NULL);
+	}
+}
+
 void cgroup_tier_exit(void)
 {
 	int saved = errno;
@@ -654,7 +690,7 @@ void cgroup_tier_exit(void)
 	/* v1 threads may sit in the child even when the process does not: move them all */
 	move_to(st.parent, "cgroup.procs", st.pid);
 	/* EBUSY when a forked child still uses it; the next run's init removes it when empty */
-	syscall(SYS_unlinkat, AT_FDCWD, st.child, AT_REMOVEDIR);
+	remove_child_when_threads_gone();
 	st.ready = st.placed = 0;
 out:
 	errno = saved;

@@ -4,7 +4,8 @@
  * on a real Debian kernel booted with cgroup_no_v1=all and bfq on two virtio disks. Static,
  * so it runs before anything else is set up; the programs it starts (cgroup-probe under
  * libiotier.so, `iotier run`) use the host's loader and libc copied into the initramfs.
- *   checks: io is enabled and a low process gets io.weight and io.bfq.weight; v2 does not
+ *   checks: io is enabled and a low process gets io.weight and io.bfq.weight, and its
+ *           cgroup is removed when it ends (ten times over, by exit() and _exit()); v2 does not
  *           split a mixed process; `iotier run --cgroup-weight` places and cleans up;
  *           buffered writes of a low process appear in its io.stat after a sync run from
  *           the root cgroup; two direct readers at weights 100 and 1000 under bfq get
@@ -159,6 +160,30 @@ static int check_weights(void)
 	CHECK(probe_finish(&p) == 0, "probe failed");
 	snprintf(path, sizeof(path), CG "%s", want);
 	CHECK(!exists(path), "%s left behind", path);
+	return 0;
+}
+
+/*
+ * The low cgroup is gone once the process is, every time: its threads have just ended when
+ * it exits, and a thread joined a moment ago may still hold the cgroup (the shim retries).
+ * Repeated, since that race shows only now and then.
+ */
+static int check_exit_cleanup(void)
+{
+	char *argv[] = { BIN "cgroup-probe", "exit", NULL };
+	char path[256];
+	int left = 0;
+
+	for (int round = 0; round < 10; round++) {
+		struct probe p;
+
+		argv[1] = round % 2 ? "_exit" : "exit";
+		CHECK(probe_start(&p, base_env, argv) == 0, "probe did not start");
+		CHECK(probe_finish(&p) == 0, "probe failed");
+		snprintf(path, sizeof(path), CG "/iotier-low.%d", (int)p.pid);
+		left += exists(path);
+	}
+	CHECK(left == 0, "%d of 10 low cgroups left behind", left);
 	return 0;
 }
 
@@ -448,6 +473,7 @@ int main(int argc, char **argv)
 		int (*run)(void);
 	} checks[] = {
 		{ "io_weight", check_weights },
+		{ "exit_cleanup", check_exit_cleanup },
 		{ "v2_no_thread_split", check_no_thread_split },
 		{ "cli_cgroup_weight", check_cli },
 		{ "writeback_charged", check_writeback },
