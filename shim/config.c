@@ -10,7 +10,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <stdio.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -157,7 +156,7 @@ static int parse_writeback_strict(struct config *cfg, const char *value, char *e
 	return 0;
 }
 
-/* A comma-separated list of fnmatch(3) globs; empty means none. */
+/* A comma-separated list of globs (glob_match()); empty means none. */
 static int parse_drop_behind(struct config *cfg, const char *value, char *err, size_t errlen)
 {
 	const char *cursor = list_start(value), *glob;
@@ -204,7 +203,7 @@ static int parse_low_rate(struct config *cfg, const char *value, char *err, size
 bool config_drop_behind_matches(const struct config *cfg, const char *path)
 {
 	for (unsigned i = 0; i < cfg->n_drop_globs; i++)
-		if (!fnmatch(cfg->drop_globs[i], path, 0))
+		if (glob_match(cfg->drop_globs[i], path))
 			return true;
 	return false;
 }

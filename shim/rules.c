@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * rules.c: parsing and matching of tier rules and priority classes. Matching is fnmatch(3),
- * so a glob means what it means to the shell; parsing only adds the checks fnmatch cannot
- * give (an unclosed bracket, a name glob that can never fit in 15 characters).
+ * rules.c: parsing and matching of tier rules and priority classes. Matching is fnmatch(3)
+ * in the C locale (glob_match()), so a glob means what it means to the shell; parsing only
+ * adds the checks fnmatch cannot give (an unclosed bracket, a name glob that can never fit
+ * in 15 characters).
  */
 #include "rules.h"
 
 #include <fnmatch.h>
 #include <linux/ioprio.h>
+#include <locale.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -223,12 +225,26 @@ const char *ioprio_format(int ioprio, char *buf, size_t len)
 	return buf;
 }
 
+bool glob_match(const char *glob, const char *subject)
+{
+	locale_t c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+	locale_t previous;
+	bool matched;
+
+	if (c_locale == (locale_t)0) /* cannot happen in glibc: "C" is built in */
+		return fnmatch(glob, subject, 0) == 0;
+	previous = uselocale(c_locale);
+	matched = fnmatch(glob, subject, 0) == 0;
+	uselocale(previous);
+	return matched;
+}
+
 bool rule_set_matches(const struct rule_set *set, enum rule_kind kind, const char *subject)
 {
 	if (!(set->kind_mask & (1u << kind)) || !subject)
 		return false;
 	for (unsigned i = 0; i < set->count; i++)
-		if (set->rules[i].kind == kind && fnmatch(set->rules[i].glob, subject, 0) == 0)
+		if (set->rules[i].kind == kind && glob_match(set->rules[i].glob, subject))
 			return true;
 	return false;
 }

@@ -63,6 +63,16 @@ int high_class_parse(const char *text, char *err, size_t errlen);
 /* Format an ioprio value as "idle", "be:4", "rt:0" or "none". */
 const char *ioprio_format(int ioprio, char *buf, size_t len);
 
+/*
+ * fnmatch(3) of @subject against @glob in the C locale, whatever locale the program set:
+ * a glob matches bytes and means the same in every program. It is also what keeps matching
+ * safe inside a signal handler: in a multibyte locale glibc's fnmatch converts both strings
+ * to wide characters and mallocs for subjects over about 1 KiB (a long command line, a
+ * path), which could deadlock on a malloc lock the interrupted code holds. The C locale
+ * object is glibc's static one, so switching to it allocates nothing either.
+ */
+bool glob_match(const char *glob, const char *subject);
+
 /* Does any rule of @kind in @set match @subject? */
 bool rule_set_matches(const struct rule_set *set, enum rule_kind kind, const char *subject);
 

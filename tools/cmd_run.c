@@ -28,7 +28,7 @@ static const char run_help[] =
 	SHIM_OPTIONS_HELP
 	"\n"
 	"A rule is thread:GLOB (the default kind: the thread's name), comm:GLOB (the process\n"
-	"name) or cmdline:GLOB (the whole command line). Globs are fnmatch(3) patterns.\n"
+	"name) or cmdline:GLOB (the whole command line). Globs are fnmatch(3) patterns, on bytes.\n"
 	"\n"
 	"examples:\n"
 	"  iotier run --low 'rocksdb:low*' -- db_bench --benchmarks=readwhilewriting\n"
