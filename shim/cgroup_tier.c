@@ -660,17 +660,17 @@ static int other_process_line(char *line, void *ctx)
  * child) still sits in it. But our own threads that have just ended keep it populated too:
  * pthread_join() returns when the kernel clears the thread's tid, which is before that thread
  * leaves its cgroup in do_exit(), and a move through cgroup.procs skips exiting threads. So
- * while the cgroup holds nothing but ourselves, it is retried for a short, bounded while.
+ * while the cgroup holds nothing but ourselves, it is retried, @max_tries times 1 ms apart.
  */
-static void remove_child_when_threads_gone(void)
+static void remove_child_when_threads_gone(int max_tries)
 {
-	struct timespec tick = { 0, 1000000 }; /* 1 ms, at most 50 times */
+	struct timespec tick = { 0, 1000000 }; /* 1 ms between tries */
 	char procs[PATH_MAX];
 	pid_t self = st.pid;
 
 	if (join(procs, sizeof(procs), st.child, "cgroup.procs") < 0)
 		return;
-	for (int tries = 0; tries < 50; tries++) {
+	for (int tries = 0; tries < max_tries; tries++) {
 		if (syscall(SYS_unlinkat, AT_FDCWD, st.child, AT_REMOVEDIR) == 0 || errno != EBUSY)
 			return;
 		if (for_each_line(procs, other_process_line, &self) != 0)
@@ -682,15 +682,17 @@ static void remove_child_when_threads_gone(void)
 void cgroup_tier_exit(void)
 {
 	int saved = errno;
+	bool moved;
 
 	if (!st.version || (pid_t)syscall(SYS_getpid) != st.pid || !st.owned)
 		goto out;
 	if (!__atomic_load_n(&st.ready, __ATOMIC_RELAXED) && !st.placed)
 		goto out;
-	/* v1 threads may sit in the child even when the process does not: move them all */
-	move_to(st.parent, "cgroup.procs", st.pid);
+	/* v1 threads may sit in the child even when the process does not: move them all. If
+	 * that failed, our live threads hold the cgroup and waiting would not help. */
+	moved = move_to(st.parent, "cgroup.procs", st.pid) == 0;
 	/* EBUSY when a forked child still uses it; the next run's init removes it when empty */
-	remove_child_when_threads_gone();
+	remove_child_when_threads_gone(moved ? 50 : 1);
 	st.ready = st.placed = 0;
 out:
 	errno = saved;
