@@ -15,6 +15,20 @@
 #define T_EXIT_FAIL 1
 #define T_EXIT_SKIP 77
 
+/*
+ * Check a condition without stopping: print where and why it failed and count it in the
+ * including file's own `failures` counter, which it defines (atomic where threads check).
+ */
+#define EXPECT(cond, ...)                                                                  \
+	do {                                                                               \
+		if (!(cond)) {                                                             \
+			fprintf(stderr, "%s:%d: FAIL: ", __FILE__, __LINE__);              \
+			fprintf(stderr, __VA_ARGS__);                                      \
+			fputc('\n', stderr);                                               \
+			failures++;                                                        \
+		}                                                                          \
+	} while (0)
+
 static inline int test_strict(void)
 {
 	const char *s = getenv("IOTIER_TEST_STRICT");

@@ -35,16 +35,6 @@
 
 static _Atomic int failures;
 
-#define EXPECT(cond, ...)                                                                  \
-	do {                                                                               \
-		if (!(cond)) {                                                             \
-			fprintf(stderr, "%s:%d: FAIL: ", __FILE__, __LINE__);              \
-			fprintf(stderr, __VA_ARGS__);                                      \
-			fputc('\n', stderr);                                               \
-			failures++;                                                        \
-		}                                                                          \
-	} while (0)
-
 static int dev_fd = -1;
 static char *bufs; /* 64 aligned buffers of 16 KiB */
 

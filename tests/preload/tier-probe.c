@@ -29,16 +29,6 @@
 
 static int failures;
 
-#define EXPECT(cond, ...)                                                                  \
-	do {                                                                               \
-		if (!(cond)) {                                                             \
-			fprintf(stderr, "%s:%d: FAIL: ", __FILE__, __LINE__);              \
-			fprintf(stderr, __VA_ARGS__);                                      \
-			fputc('\n', stderr);                                               \
-			failures++;                                                        \
-		}                                                                          \
-	} while (0)
-
 static pid_t gettid_(void)
 {
 	return (pid_t)syscall(SYS_gettid);
