@@ -15,6 +15,7 @@
 
 #include "cgroup_tier.h"
 #include "shim.h"
+#include "fork.h"
 
 struct shim_globals shim;
 SHIM_TLS struct state_slot *self_slot;
@@ -26,27 +27,6 @@ static struct state_slot inert_slot;
 
 #define ATOMIC_U32(field) ((_Atomic uint32_t *)&(field))
 #define ATOMIC_S32(field) ((_Atomic int32_t *)&(field))
-
-pid_t shim_gettid(void)
-{
-	return (pid_t)syscall(SYS_gettid);
-}
-
-int shim_ioprio_get(pid_t tid)
-{
-	return (int)syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, tid);
-}
-
-int shim_ioprio_set(pid_t tid, int ioprio)
-{
-	return (int)syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, tid, ioprio);
-}
-
-void shim_get_own_name(char name[16])
-{
-	memset(name, 0, 16);
-	syscall(SYS_prctl, PR_GET_NAME, name, 0, 0, 0);
-}
 
 bool slot_is_inert(const struct state_slot *slot)
 {
@@ -227,7 +207,7 @@ static int apply_tier(struct state_slot *slot, pid_t tid, enum iotier_tier tier)
 	 * overriding it, so that "its old priority back" means the one it really had.
 	 */
 	if (slot->applied_ioprio == slot->base_ioprio && desired_ioprio(slot, tier) != slot->base_ioprio) {
-		current = shim_ioprio_get(tid);
+		current = sys_ioprio_get(tid);
 		if (current >= 0)
 			slot->base_ioprio = slot->applied_ioprio = current;
 	}
@@ -235,7 +215,7 @@ static int apply_tier(struct state_slot *slot, pid_t tid, enum iotier_tier tier)
 
 	if (want < 0 || want == slot->applied_ioprio)
 		return 0;
-	if (shim_ioprio_set(tid, want) == 0) {
+	if (sys_ioprio_set(tid, want) == 0) {
 		slot->applied_ioprio = want;
 		return 0;
 	}
@@ -337,18 +317,18 @@ int threads_init(void)
 void thread_start_tracking(struct state_slot *slot)
 {
 	if (slot->base_ioprio < 0) {
-		slot->base_ioprio = shim_ioprio_get(0);
+		slot->base_ioprio = sys_ioprio_get(0);
 		slot->applied_ioprio = slot->base_ioprio;
 	}
 	if (!slot->name[0]) {
 		char name[16];
 
-		shim_get_own_name(name);
+		sys_get_own_name(name);
 		slot_store_name(slot, name);
 	}
 	self_slot = slot;
 	pthread_setspecific(shim.exit_key, slot);
-	atomic_store(ATOMIC_S32(slot->tid), shim_gettid());
+	atomic_store(ATOMIC_S32(slot->tid), sys_gettid());
 	atomic_store(ATOMIC_U32(slot->dirty), 1);
 	thread_reevaluate(slot);
 }
@@ -391,7 +371,7 @@ void threads_after_fork_child(void)
 	}
 	table->header.pid = getpid();
 	if (self && self != &inert_slot) {
-		atomic_store(ATOMIC_S32(self->tid), shim_gettid());
+		atomic_store(ATOMIC_S32(self->tid), sys_gettid());
 		atomic_store(ATOMIC_U32(self->busy), 0); /* held by a thread that no longer exists */
 	}
 }

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "low_paths.h"
+#include "fork.h"
 #include "naming.h"
 #include "real.h"
 
@@ -52,7 +53,7 @@ static pid_t comm_path_tid(const char *path)
 		return 0;
 	p = path + 6;
 	if (!strcmp(p, "thread-self/comm"))
-		return shim_gettid();
+		return sys_gettid();
 	if (!strncmp(p, "self/", 5)) {
 		p += 5;
 		pid = getpid();
@@ -104,7 +105,7 @@ void comm_fd_written(int fd)
 	if (!slot)
 		return;
 	snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)tid);
-	if (config_read_file(path, buf, sizeof(buf)) < 0)
+	if (sys_read_file(path, buf, sizeof(buf)) < 0)
 		return;
 	len = strlen(buf);
 	if (len && buf[len - 1] == '\n')
