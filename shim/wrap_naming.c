@@ -3,15 +3,9 @@
  * wrap_naming.c: every way a thread can get a name, so that its tier follows before its
  * next I/O: prctl(PR_SET_NAME) and pthread_setname_np() on itself, pthread_setname_np() on
  * another thread (how RocksDB names its pool threads: the creator names the new one), and
- * a write to /proc/self/task/TID/comm, by open()+write() or by fopen()+fprintf().
+ * a write to /proc/self/task/TID/comm, by open()+write() or by fopen()+fprintf(). The opens
+ * and closes themselves are wrap_fd.c's: it tells this file about comm fds (naming.h).
  */
-/*
- * We define both pread and pread64 (open and open64, ...); meson's -D_FILE_OFFSET_BITS=64
- * would make the headers rename our pread into pread64. On LP64 both are the same ABI.
- */
-#undef _FILE_OFFSET_BITS
-
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +13,6 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "low_paths.h"
 #include "fork.h"
 #include "naming.h"
 #include "real.h"
@@ -71,7 +64,7 @@ static pid_t comm_path_tid(const char *path)
 	return tid > 0 && !strcmp(p, "comm") ? (pid_t)tid : 0;
 }
 
-static void comm_fd_track(int fd, const char *path, int writable)
+void comm_fd_opened(int fd, const char *path, int writable)
 {
 	pid_t tid;
 
@@ -82,7 +75,7 @@ static void comm_fd_track(int fd, const char *path, int writable)
 }
 
 /* Called only for a watched fd; a vfork child shares the table and leaves it alone. */
-static void comm_fd_forget(int fd)
+void comm_fd_forget(int fd)
 {
 	int saved = errno;
 
@@ -167,166 +160,3 @@ EXPORT int pthread_setname_np(pthread_t thread, const char *name)
 	errno = saved;
 	return ret;
 }
-
-static int open_needs_mode(int flags)
-{
-	return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE;
-}
-
-static int writable(int flags)
-{
-	return (flags & O_ACCMODE) != O_RDONLY;
-}
-
-EXPORT int open(const char *path, int flags, ...)
-{
-	mode_t mode = 0;
-	va_list ap;
-	int fd;
-
-	if (open_needs_mode(flags)) {
-		va_start(ap, flags);
-		mode = va_arg(ap, mode_t);
-		va_end(ap);
-	}
-	fd = REAL(open)(path, flags, mode);
-	if (fd >= 0 && !in_shim) {
-		comm_fd_track(fd, path, writable(flags));
-		low_paths_after_open(fd, path);
-	}
-	return fd;
-}
-
-EXPORT int openat(int dirfd, const char *path, int flags, ...)
-{
-	mode_t mode = 0;
-	va_list ap;
-	int fd;
-
-	if (open_needs_mode(flags)) {
-		va_start(ap, flags);
-		mode = va_arg(ap, mode_t);
-		va_end(ap);
-	}
-	fd = REAL(openat)(dirfd, path, flags, mode);
-	if (fd >= 0 && !in_shim) {
-		if (path[0] == '/')
-			comm_fd_track(fd, path, writable(flags));
-		low_paths_after_open(fd, path); /* relative: matched as given */
-	}
-	return fd;
-}
-
-/* creat() opens through libc's internal open: a drop-behind log may be created this way. */
-EXPORT int creat(const char *path, mode_t mode)
-{
-	int fd = REAL(creat) ? REAL(creat)(path, mode)
-			     : REAL(open)(path, O_CREAT | O_WRONLY | O_TRUNC, mode);
-
-	if (fd >= 0 && !in_shim)
-		low_paths_after_open(fd, path);
-	return fd;
-}
-
-/* _FORTIFY_SOURCE versions, used when the flags are not a compile-time constant. */
-EXPORT int __open_2(const char *path, int flags)
-{
-	int fd = REAL(__open_2) ? REAL(__open_2)(path, flags) : REAL(open)(path, flags);
-
-	if (fd >= 0 && !in_shim) {
-		comm_fd_track(fd, path, writable(flags));
-		low_paths_after_open(fd, path);
-	}
-	return fd;
-}
-
-EXPORT int __openat_2(int dirfd, const char *path, int flags)
-{
-	int fd = REAL(__openat_2) ? REAL(__openat_2)(dirfd, path, flags)
-				  : REAL(openat)(dirfd, path, flags);
-
-	if (fd >= 0 && !in_shim) {
-		if (path[0] == '/')
-			comm_fd_track(fd, path, writable(flags));
-		low_paths_after_open(fd, path);
-	}
-	return fd;
-}
-
-EXPORT FILE *fopen(const char *path, const char *mode)
-{
-	FILE *fp = REAL(fopen)(path, mode);
-
-	if (fp && !in_shim && mode) {
-		comm_fd_track(fileno(fp), path, strpbrk(mode, "wa+") != NULL);
-		low_paths_after_open(fileno(fp), path);
-	}
-	return fp;
-}
-
-EXPORT int fflush(FILE *fp)
-{
-	int ret = REAL(fflush)(fp), fd;
-
-	if (fp && !in_shim && (fd = fileno(fp)) >= 0 && comm_fd_watched(fd)) {
-		int saved = errno;
-
-		comm_fd_written(fd);
-		errno = saved;
-	}
-	return ret;
-}
-
-EXPORT int fclose(FILE *fp)
-{
-	int fd = fp ? fileno(fp) : -1, watched = fd >= 0 && comm_fd_watched(fd), ret;
-	int flush_err = 0;
-
-	if (fd >= 0 && !in_shim && (unsigned)fd < PATH_FD_MAX &&
-	    (atomic_load_explicit(&fd_paths[fd].flags, memory_order_relaxed) & FD_DROP)) {
-		int saved = errno;
-
-		/*
-		 * stdio's own writes: the drop at close must see their pages. A failed flush
-		 * is the program's write error (ENOSPC on a full log disk): fclose would have
-		 * reported it, and after this flush its own flush finds nothing left to fail.
-		 */
-		if (REAL(fflush)(fp) != 0)
-			flush_err = errno ? errno : EIO;
-		errno = saved;
-	}
-	if (fd >= 0 && !in_shim)
-		low_paths_before_close(fd);
-	ret = REAL(fclose)(fp); /* stdio writes the buffered name here, through libc's own write */
-	if (flush_err && ret == 0) {
-		ret = EOF;
-		errno = flush_err;
-	}
-	if (watched) {
-		int saved = errno;
-
-		if (!in_shim)
-			comm_fd_written(fd);
-		comm_fd_forget(fd);
-		errno = saved;
-	}
-	return ret;
-}
-
-EXPORT int close(int fd)
-{
-	if (unlikely(comm_fd_watched(fd)))
-		comm_fd_forget(fd);
-	if (likely(!in_shim)) {
-		low_paths_before_close(fd);
-		uring_fd_closing(fd);
-	}
-	return REAL(close)(fd);
-}
-
-__typeof__(open) open64 __attribute__((alias("open"), visibility("default")));
-__typeof__(openat) openat64 __attribute__((alias("openat"), visibility("default")));
-__typeof__(__open_2) __open64_2 __attribute__((alias("__open_2"), visibility("default")));
-__typeof__(__openat_2) __openat64_2 __attribute__((alias("__openat_2"), visibility("default")));
-__typeof__(creat) creat64 __attribute__((alias("creat"), visibility("default")));
-__typeof__(fopen) fopen64 __attribute__((alias("fopen"), visibility("default")));
