@@ -9,6 +9,8 @@
  * - vfork() and clone(CLONE_VM): the child runs in the parent's memory until it execs. It
  *   must touch nothing: shim_memory_borrowed() tells it apart with kcmp(KCMP_VM).
  * The cgroup layer needs no reset here: it compares its pid on every call (cgroup_tier.c).
+ * The resets belong to the layers above (thread table, process identity): they register
+ * here, so this file, which they all ask, calls none of them by name.
  */
 #include "fork.h"
 
@@ -21,13 +23,27 @@
 #define KCMP_VM 1 /* include/uapi/linux/kcmp.h */
 #endif
 
+/*
+ * What a child resets, registered once by init.c (the layers above this one): the thread
+ * table, then the process identity. Written before fork_hooks_init(), read-only after.
+ */
+#define FORK_RESETS_MAX 4
+static void (*fork_resets[FORK_RESETS_MAX])(void);
+static unsigned n_fork_resets;
+
+void fork_on_child(void (*reset)(void))
+{
+	if (n_fork_resets < FORK_RESETS_MAX)
+		fork_resets[n_fork_resets++] = reset;
+}
+
 /* In the child, once per fork: only the forking thread survives, as the main thread. */
 static void fork_reset_child(void)
 {
 	if (atomic_load(&shim.status) != SHIM_ACTIVE)
 		return;
-	threads_after_fork_child(); /* thread table: owner pid, the surviving thread's tid */
-	process_after_fork_child(); /* process name, title and tier */
+	for (unsigned i = 0; i < n_fork_resets; i++)
+		fork_resets[i]();
 }
 
 int fork_hooks_init(void)

@@ -10,6 +10,9 @@
 
 #include "sys.h"
 
+/* Add @reset to what a child runs first, in the order given; at init only. */
+SHIM_HIDDEN void fork_on_child(void (*reset)(void));
+
 /* Register the atfork handler, once at init: 0, or an error number. */
 SHIM_HIDDEN int fork_hooks_init(void);
 

@@ -83,6 +83,9 @@ static void init_once_body(void)
 			       "process");
 		goto disable;
 	}
+	/* What a child of fork(), or of a raw fork found later, resets first, in order. */
+	fork_on_child(threads_after_fork_child); /* the thread table: owner, surviving tid */
+	fork_on_child(process_after_fork_child); /* the process name, title and tier */
 	if (threads_init() != 0 || fork_hooks_init() != 0) {
 		shim_warn_once(WARN_TABLE, "cannot register thread hooks; iotier is off for this "
 			       "process");
@@ -107,6 +110,16 @@ disable:
 void shim_init(void)
 {
 	pthread_once(&init_once, init_once_body);
+}
+
+/* A wrapper may run before the constructor (another library's constructor did I/O). */
+struct state_slot *thread_attach_self(void)
+{
+	if (in_shim)
+		return NULL;
+	if (atomic_load(&shim.status) == SHIM_UNINITIALISED)
+		shim_init();
+	return thread_attach_current();
 }
 
 /* Leave the low cgroup and remove it; a killed process leaves it to the next run's init. */

@@ -64,6 +64,7 @@ SHIM_HIDDEN struct state_slot *slot_alloc(void);
 SHIM_HIDDEN void slot_free(struct state_slot *slot);
 SHIM_HIDDEN struct state_slot *slot_find_handle(pthread_t handle);
 SHIM_HIDDEN struct state_slot *slot_find_tid(pid_t tid);
+/* Store @slot's new name and re-evaluate it (naming checks for fork and the process first). */
 SHIM_HIDDEN void slot_set_name(struct state_slot *slot, const char *name);
 SHIM_HIDDEN bool slot_is_inert(const struct state_slot *slot);
 SHIM_HIDDEN struct state_slot *slot_inert(void);
@@ -73,8 +74,13 @@ SHIM_HIDDEN void slot_get_name(struct state_slot *slot, char name[16]);
 SHIM_HIDDEN int threads_init(void);
 /* In a new thread: record its tid, name and priority, then evaluate its tier. */
 SHIM_HIDDEN void thread_start_tracking(struct state_slot *slot);
-/* Attach the calling thread (not created through our pthread_create, or the main thread). */
+/*
+ * Attach the calling thread (not created through our pthread_create, or the main thread),
+ * bringing the shim up first if nothing has yet (init.c).
+ */
 SHIM_HIDDEN struct state_slot *thread_attach_self(void);
+/* The same once the shim is up: NULL while it is not (thread_state.c). */
+SHIM_HIDDEN struct state_slot *thread_attach_current(void);
 /* Work out @slot's tier again and apply it; lock-free, callable from any thread. */
 SHIM_HIDDEN void thread_reevaluate(struct state_slot *slot);
 /* The same, returning the errno of a failed ioprio_set (0 when it applied). */

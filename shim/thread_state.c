@@ -17,11 +17,6 @@
 #include "shim.h"
 #include "fork.h"
 
-struct shim_globals shim;
-SHIM_TLS struct state_slot *self_slot;
-SHIM_TLS int in_shim;
-SHIM_TLS unsigned io_calls;
-
 /* Given to threads the shim does not track (disabled, or table full): never dirty. */
 static struct state_slot inert_slot;
 
@@ -163,15 +158,11 @@ static void slot_load_name(struct state_slot *slot, char name[16])
 
 void slot_set_name(struct state_slot *slot, const char *name)
 {
-	/* A vfork() child renaming itself must not write into its parent's records. */
-	if (!slot || slot == &inert_slot || !shim_fork_check())
+	if (!slot || slot == &inert_slot)
 		return;
 	slot_store_name(slot, name);
 	atomic_store(ATOMIC_U32(slot->dirty), 1);
 	thread_reevaluate(slot);
-	/* The main thread's name is the process name that comm: rules match. */
-	if (shim.process_rules && atomic_load(ATOMIC_S32(slot->tid)) == getpid())
-		process_identity_refresh();
 }
 
 void slot_prefill_name(struct state_slot *slot, const char *name)
@@ -333,14 +324,12 @@ void thread_start_tracking(struct state_slot *slot)
 	thread_reevaluate(slot);
 }
 
-struct state_slot *thread_attach_self(void)
+struct state_slot *thread_attach_current(void)
 {
 	struct state_slot *slot;
 
-	if (in_shim)
+	if (in_shim || atomic_load(&shim.status) == SHIM_UNINITIALISED)
 		return NULL;
-	if (atomic_load(&shim.status) == SHIM_UNINITIALISED)
-		shim_init();
 	if (atomic_load(&shim.status) != SHIM_ACTIVE) {
 		self_slot = &inert_slot;
 		return self_slot;

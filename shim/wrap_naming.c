@@ -84,6 +84,19 @@ void comm_fd_forget(int fd)
 	errno = saved;
 }
 
+/*
+ * @slot's thread has a new name. A vfork() child renaming itself must not write into its
+ * parent's records; the main thread's name is the process name that comm: rules match.
+ */
+static void thread_renamed(struct state_slot *slot, const char *name)
+{
+	if (!slot || slot_is_inert(slot) || !shim_fork_check())
+		return;
+	slot_set_name(slot, name);
+	if (shim.process_rules && __atomic_load_n(&slot->tid, __ATOMIC_RELAXED) == getpid())
+		process_identity_refresh();
+}
+
 /* The kernel may keep a trailing newline in the name, so ask it rather than guess. */
 void comm_fd_written(int fd)
 {
@@ -104,7 +117,7 @@ void comm_fd_written(int fd)
 	if (len && buf[len - 1] == '\n')
 		buf[--len] = '\0';
 	buf[15] = '\0';
-	slot_set_name(slot, buf);
+	thread_renamed(slot, buf);
 }
 
 /* The calling thread's record, attaching it if this is its first contact with the shim. */
@@ -135,7 +148,7 @@ EXPORT int prctl(int option, ...)
 		char name[16] = { 0 };
 
 		strncpy(name, (const char *)arg2, 15); /* the kernel truncates the same way */
-		slot_set_name(self_record(), name);
+		thread_renamed(self_record(), name);
 	} else if (option == PR_SET_MM && atomic_load(&shim.status) == SHIM_ACTIVE) {
 		process_identity_init(); /* the argument area may have moved */
 	}
@@ -156,7 +169,7 @@ EXPORT int pthread_setname_np(pthread_t thread, const char *name)
 		slot = self_record();
 	else
 		slot = atomic_load(&shim.status) == SHIM_ACTIVE ? slot_find_handle(thread) : NULL;
-	slot_set_name(slot, name);
+	thread_renamed(slot, name);
 	errno = saved;
 	return ret;
 }
