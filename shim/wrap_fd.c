@@ -31,42 +31,51 @@ static int writable(int flags)
 	return (flags & O_ACCMODE) != O_RDONLY;
 }
 
+/* open() and openat() take a mode only with O_CREAT or O_TMPFILE; fetch it then. */
+#define OPEN_MODE(flags, mode)                                                              \
+	do {                                                                                \
+		va_list ap;                                                                 \
+                                                                                            \
+		if (open_needs_mode(flags)) {                                               \
+			va_start(ap, flags);                                                \
+			(mode) = va_arg(ap, mode_t);                                        \
+			va_end(ap);                                                         \
+		}                                                                           \
+	} while (0)
+
+/*
+ * Tell the per-fd tables about a new fd of the program's (the counterpart of
+ * fd_tables_closing). A comm file is recognised by its absolute path only; a relative path
+ * is matched against the drop-behind globs as given.
+ */
+static void fd_tables_opened(int fd, const char *path, int writable)
+{
+	if (fd < 0 || in_shim)
+		return;
+	if (writable >= 0 && path[0] == '/')
+		comm_fd_opened(fd, path, writable);
+	low_paths_after_open(fd, path);
+}
+
 EXPORT int open(const char *path, int flags, ...)
 {
 	mode_t mode = 0;
-	va_list ap;
 	int fd;
 
-	if (open_needs_mode(flags)) {
-		va_start(ap, flags);
-		mode = va_arg(ap, mode_t);
-		va_end(ap);
-	}
+	OPEN_MODE(flags, mode);
 	fd = REAL(open)(path, flags, mode);
-	if (fd >= 0 && !in_shim) {
-		comm_fd_opened(fd, path, writable(flags));
-		low_paths_after_open(fd, path);
-	}
+	fd_tables_opened(fd, path, writable(flags));
 	return fd;
 }
 
 EXPORT int openat(int dirfd, const char *path, int flags, ...)
 {
 	mode_t mode = 0;
-	va_list ap;
 	int fd;
 
-	if (open_needs_mode(flags)) {
-		va_start(ap, flags);
-		mode = va_arg(ap, mode_t);
-		va_end(ap);
-	}
+	OPEN_MODE(flags, mode);
 	fd = REAL(openat)(dirfd, path, flags, mode);
-	if (fd >= 0 && !in_shim) {
-		if (path[0] == '/')
-			comm_fd_opened(fd, path, writable(flags));
-		low_paths_after_open(fd, path); /* relative: matched as given */
-	}
+	fd_tables_opened(fd, path, writable(flags));
 	return fd;
 }
 
@@ -76,8 +85,7 @@ EXPORT int creat(const char *path, mode_t mode)
 	int fd = REAL(creat) ? REAL(creat)(path, mode)
 			     : REAL(open)(path, O_CREAT | O_WRONLY | O_TRUNC, mode);
 
-	if (fd >= 0 && !in_shim)
-		low_paths_after_open(fd, path);
+	fd_tables_opened(fd, path, -1); /* -1: not a comm file */
 	return fd;
 }
 
@@ -86,10 +94,7 @@ EXPORT int __open_2(const char *path, int flags)
 {
 	int fd = REAL(__open_2) ? REAL(__open_2)(path, flags) : REAL(open)(path, flags);
 
-	if (fd >= 0 && !in_shim) {
-		comm_fd_opened(fd, path, writable(flags));
-		low_paths_after_open(fd, path);
-	}
+	fd_tables_opened(fd, path, writable(flags));
 	return fd;
 }
 
@@ -98,11 +103,7 @@ EXPORT int __openat_2(int dirfd, const char *path, int flags)
 	int fd = REAL(__openat_2) ? REAL(__openat_2)(dirfd, path, flags)
 				  : REAL(openat)(dirfd, path, flags);
 
-	if (fd >= 0 && !in_shim) {
-		if (path[0] == '/')
-			comm_fd_opened(fd, path, writable(flags));
-		low_paths_after_open(fd, path);
-	}
+	fd_tables_opened(fd, path, writable(flags));
 	return fd;
 }
 
@@ -110,10 +111,8 @@ EXPORT FILE *fopen(const char *path, const char *mode)
 {
 	FILE *fp = REAL(fopen)(path, mode);
 
-	if (fp && !in_shim && mode) {
-		comm_fd_opened(fileno(fp), path, strpbrk(mode, "wa+") != NULL);
-		low_paths_after_open(fileno(fp), path);
-	}
+	if (fp && mode)
+		fd_tables_opened(fileno(fp), path, strpbrk(mode, "wa+") != NULL);
 	return fp;
 }
 
