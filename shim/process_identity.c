@@ -35,7 +35,7 @@ static void locate_argument_area(void)
 	unsigned long long value;
 
 	proc.arg_start = proc.arg_end = proc.env_end = 0;
-	if (config_read_file("/proc/self/stat", stat, sizeof(stat)) < 0)
+	if (sys_read_file("/proc/self/stat", stat, sizeof(stat)) < 0)
 		return;
 	p = strrchr(stat, ')'); /* comm may hold spaces and parentheses */
 	if (!p)
@@ -102,7 +102,7 @@ static void main_thread_name(char name[16])
 		return;
 	}
 	memset(name, 0, 16);
-	if (config_read_file("/proc/self/comm", buf, sizeof(buf)) == 0) {
+	if (sys_read_file("/proc/self/comm", buf, sizeof(buf)) == 0) {
 		buf[strcspn(buf, "\n")] = '\0';
 		memcpy(name, buf, strnlen(buf, 15));
 	}

@@ -78,7 +78,7 @@ static const char check_help[] =
 enum { OPT_NO_SYNC = SHIM_OPT_END };
 
 static const struct option check_options[] = {
-	SHIM_LONG_OPTIONS,
+	SHIM_LONG_OPTIONS /* each entry with its comma */
 	{ "device", required_argument, NULL, 'd' },
 	{ "expect", required_argument, NULL, 'e' },
 	{ "baseline", required_argument, NULL, 'b' },
