@@ -28,6 +28,7 @@ VARIANTS = {
     "alone": ("readrandom alone", "no writer, auto-compaction off: the floor", False),
     "untagged": ("untagged", "readwhilewriting, nothing changed", False),
     "rocksdb-prio": ("RocksDB --enable_io_prio", "RocksDB lowers its own pool threads to idle", False),
+    "rocksdb-auto": ("RocksDB auto-tuned rate limiter", "RocksDB's rate limiter with `--rate_limiter_auto_tuned --rate_limit_bg_reads`, its ceiling the disk's bandwidth: the shipped adaptive baseline", False),
     "ionice": ("ionice -c3 (whole process)", "every thread idle, the reader too", False),
     "low": ("iotier low=rocksdb:low*", "compaction threads idle", True),
     "low-high": ("iotier low=rocksdb:low*,rocksdb:high*", "compaction and flush idle", True),
@@ -37,6 +38,11 @@ VARIANTS = {
     "bfq-weight": ("iotier low be:7 + cgroup weight, bfq", "compaction threads in a blkio cgroup of weight 10 under bfq", True),
     "low-rate": ("iotier low + rate limit", "compaction idle and all low threads together capped at 16 MiB/s of reads and writes (`--low-rate 16M`)", True),
 }
+# the sweeps: the same knob at other settings
+for _mib in (8, 32, 64, 128):
+    VARIANTS[f"low-rate-{_mib}"] = (f"iotier low + rate {_mib} MiB/s", f"as low-rate, capped at {_mib} MiB/s", True)
+for _lvl in (5, 6):
+    VARIANTS[f"bfq-be{_lvl}"] = (f"iotier low be:{_lvl}, bfq", f"compaction at best-effort level {_lvl} under bfq", True)
 
 
 def med(xs):
@@ -390,7 +396,7 @@ def knobs(s):
 
 
 def figures(work):
-    lines = []
+    lines = refdisk_figures(work)
     fm = os.path.join(work, "figures", "fio-model.json")
     if os.path.exists(fm):
         d = json.load(open(fm))
@@ -436,6 +442,61 @@ def figures(work):
     return lines
 
 
+def rig_text(meta):
+    """The rig paragraph: which disk, and the queue trick that makes priority matter."""
+    depths = meta.get("depths", "4 ?").split()
+    where = meta["backing"] if meta.get("disk") else "a file on the host's disk (" + meta["backing"] + ")"
+    return ("**Rig.** " + where[0].upper() + where[1:] + ". A disk as it comes accepts 128 "
+            "requests at once, so nothing ever waits in its scheduler and no I/O priority can "
+            "change anything; `nr_requests` is set to 4 while the scheduler is `none` (the only "
+            "time it sets the driver's tag depth), then the scheduler is switched to "
+            "`mq-deadline` (or `bfq` for the bfq variants), which keeps the 4 driver tags and "
+            f"queues the rest where priority is honoured (driver depth read back: {depths[0]}; "
+            f"the scheduler's own depth: {depths[-1]}). ext4 on top, mounted noatime."
+            + (" The reference disk's speed is the model's, not the host's: its accuracy in this "
+               "run is under *Reference disk* below." if meta.get("disk") == "ref" else
+               " This disk's speed is the host's: ratios from it do not carry to another machine."))
+
+
+def contention(s):
+    """Untagged P99 over alone: the rig must show contention for any variant to mean much."""
+    a, u = s.get("alone"), s.get("untagged")
+    if not a or not u or not a.get("p99") or not u.get("p99"):
+        return []
+    r = u["p99"] / a["p99"]
+    return [f"**Contention.** Untagged read P99 is **{r:.1f}×** alone ({fmt_us(u['p99'])} "
+            f"against {fmt_us(a['p99'])}): " + ("at least 3×, the rig shows contention." if r >= 3
+                                                else "**under 3×: this run shows too little "
+                                                     "contention for its ratios to mean much.**"), ""]
+
+
+def refdisk_figures(work):
+    p = os.path.join(work, "figures", "refdisk.json")
+    if not os.path.exists(p):
+        return []
+    d = json.load(open(p))
+    m, q, rt = d["model"], d["qd1"], d["roundtrip"]
+    L = ["### Reference disk (same run)", "",
+         f"Model: {m['lat_us']} µs per request + size ÷ {m['bw'] / 1e6:g} MB/s, {m['channels']} "
+         "channel(s), FIFO (`bench/refdisk measure`, fio on the raw loop device before mkfs; "
+         "docs/refdisk.md).", "",
+         "| measure | model | measured | measured ÷ model |", "|---|---|---|---|",
+         f"| FUSE round trip, model off, QD1 4 KiB read (mean / P50) | 0 | {fmt_us(rt['mean_us'])} / "
+         f"{fmt_us(rt['p50_us'])} | - |",
+         f"| QD1 4 KiB read, mean | {fmt_us(q['model_us'])} | {fmt_us(q['mean_us'])} | "
+         f"{q['mean_us'] / q['model_us']:.2f} |",
+         f"| QD1 4 KiB read, P50 | {fmt_us(q['model_us'])} | {fmt_us(q['p50_us'])} | "
+         f"{q['p50_us'] / q['model_us']:.2f} |"]
+    for op in ("write", "read"):
+        x = d["seq" + op]
+        L.append(f"| sequential 1 MiB {op}s, QD8 ({x['request_kib']:.0f} KiB requests at the "
+                 f"daemon), MB/s | {x['model_mb_s']:.0f} | {x['mb_s']:.0f} | "
+                 f"{x['mb_s'] / x['model_mb_s']:.2f} |")
+    L += ["", f"The model's sleeps (SCHED_FIFO) woke {d['late_mean_us']:.1f} µs late on average, "
+          f"{fmt_us(d['late_max_us'])} at most.", ""]
+    return L
+
+
 def render(meta, s, na, svgs):
     L = [HEADING, "",
          "<!-- generated by bench/run; edit bench/report.py, not this section -->", ""]
@@ -447,13 +508,7 @@ def render(meta, s, na, svgs):
            "(other work shares this host and its disk)" if meta.get("load_start") else "")
         + (" — **quick run (smoke, one repetition): not for quoting**" if meta["quick"] else "") + ".",
         "",
-        "**Rig.** A file on the host's disk (" + meta["backing"] + ") behind a loop device "
-        f"(`{meta['device']}`, direct I/O). A loop device as it comes accepts 128 requests at "
-        "once, so nothing ever waits in its scheduler and no I/O priority can change anything; "
-        "`nr_requests` is set to 4 while the scheduler is `none` (the only time it can go that "
-        "low, and the driver's tag depth follows), then the scheduler is switched to "
-        "`mq-deadline` (or `bfq` for the bfq variants), which keeps the 4 driver tags and queues "
-        "the rest where priority is honoured. ext4 on top, mounted noatime.",
+        rig_text(meta),
         "",
         f"**Workload.** db_bench `readwhilewriting` on a DB of {meta['keys']} keys × 16 KiB "
         "(no compression, bloom bits 10, write buffer and target file 16 MiB, level base 64 MiB, "
@@ -482,6 +537,7 @@ def render(meta, s, na, svgs):
         "`rocksdb.stall.micros` over the run.",
         "",
     ]
+    L += contention(s)
     hdr = ("| variant | db_bench P50 | P99 | P99.9 | iotier lat P50 | P99 | P99.9 | reads/s | "
            "writer ops/s | stall | compaction GB (RocksDB) | compaction GiB (device) |")
     L += [hdr, "|" + "---|" * 12]

@@ -70,7 +70,8 @@ assert_gone() {
   s=$REFDISK_STATE dev=$(cat "$s/dev") mnt=$(cat "$s/mnt")
   printf "%s\n%s\n%s\n" "$dev" "$mnt" "$(cat "$s/pid")" >"$1"
   grep -q "\[mq-deadline\]" "/sys/block/$dev/queue/scheduler" || { echo "FAIL: scheduler"; exit 1; }
-  d=$(cat "$s/driver_depth")
+  read -r d sd <"$s/depths"
+  [ "$sd" -gt 4 ] || { echo "FAIL: scheduler depth $sd: nothing left to reorder"; exit 1; }
   [ "$d" = 4 ] || [ "$d" = "?" ] || { echo "FAIL: driver depth $d, not 4"; exit 1; }
   # a pattern that differs in every 4 KiB block, written and read back with O_DIRECT
   seq 1 300000 >"$2/pattern"
