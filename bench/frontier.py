@@ -48,7 +48,7 @@ def points_from_summary(summary):
     key = "comp_dev_gib" if untagged.get("comp_dev_gib") else "comp_gb"
     out = []
     for vid, v in s.items():
-        if vid == "alone" or not v or not v.get("p99") or v.get(key) is None or not base_p99 or not base_comp:
+        if vid == "alone" or "~" in vid or not v or not v.get("p99") or v.get(key) is None or not base_p99 or not base_comp:
             continue
         out.append((v[key] / base_comp, v["p99"] / base_p99, vid))
     return out

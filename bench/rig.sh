@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# shellcheck disable=SC2154,SC2034 # here, work, log, die2 come from bench/run, which reads rig_*
 # SPDX-License-Identifier: MIT
 #
 # bench/rig.sh: the disk under bench/run, sourced by it. Three kinds (--disk):
@@ -50,8 +51,8 @@ rig_up() {
 	ref)
 		rig_state=$("$here/refdisk" up --preset "$rig_preset" --size "$size" --name "bench-$$") || return 1
 		rig_dev=$(cat "$rig_state/dev")
-		local lat bw ch
-		read -r lat bw ch <"$rig_state/model"
+		local bw ch
+		read -r _ bw ch <"$rig_state/model"
 		rig_bw=$((bw * ch))
 		rig_desc="the reference disk, preset \`$rig_preset\` (model $(cat "$rig_state/model"): latency µs, bytes/s per channel, channels; \`bench/refdisk\`, docs/refdisk.md), loop device \`$rig_dev\` with direct I/O on its FUSE file" ;;
 	loop)
