@@ -45,7 +45,8 @@ fi
 # iotier run and iotier threads, on the same program.
 if [ -x "$work/tier-user" ]; then
   mkdir -p "$work/named"
-  iotier run --low 'inst-bg*' -- "$work/tier-user" named "$work/named" > "$work/named.out" 2>&1 &
+  # --cgroup off: the chroot shares the host's cgroups, and the tier is what is checked here.
+  iotier run --low 'inst-bg*' --cgroup off -- "$work/tier-user" named "$work/named" > "$work/named.out" 2>&1 &
   holder=$!
   for _ in $(seq 300); do [ -e "$work/named/ready" ] && break; sleep 0.1; done
   if read -r pid tid class < "$work/named/ready"; then
