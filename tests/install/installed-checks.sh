@@ -10,6 +10,7 @@
 #   - `man iotier` finds and renders the installed page;
 #   - bash-completion loads the installed completion, which completes --low-class.
 # Usage: installed-checks.sh PREFIX LIBDIR WORKDIR (WORKDIR holds tier-user.c, writable).
+# IOTIER_TEST_CFLAGS: extra compiler flags for tier-user (a sanitizer build's).
 set -u
 prefix=$1
 libdir=$2
@@ -32,8 +33,8 @@ shim=$libdir/libiotier.so.0
 # The API through pkg-config.
 [ "$(pkg-config --variable=prefix iotier)" = "$prefix" ] ||
   bad "pkg-config finds iotier.pc with prefix '$(pkg-config --variable=prefix iotier)'"
-# shellcheck disable=SC2046 # pkg-config's flags are words
-if cc -o "$work/tier-user" "$work/tier-user.c" $(pkg-config --cflags --libs iotier) 2> "$work/cc.err"; then
+# shellcheck disable=SC2046,SC2086 # the flags are words
+if cc ${IOTIER_TEST_CFLAGS:-} -o "$work/tier-user" "$work/tier-user.c" $(pkg-config --cflags --libs iotier) 2> "$work/cc.err"; then
   out=$("$work/tier-user" api) || bad "iotier_set_tier() without the shim: $out"
   [[ $out == *"shim none"* ]] || bad "a shim was mapped without LD_PRELOAD: $out"
   out=$(LD_PRELOAD=$shim "$work/tier-user" api) || bad "iotier_set_tier() under the shim: $out"
