@@ -34,9 +34,8 @@ if ! meson install -C "$build" --no-rebuild --quiet --destdir "$scratch/dest" > 
   echo "FAIL: meson install --destdir:"; cat "$scratch/install.log"
   exit 1
 fi
-for f in completions/iotier; do
-  [ -f "$scratch/dest$prefix/share/bash-completion/$f" ] || { echo "FAIL: meson install put no $f"; exit 1; }
-done
+[ -f "$scratch/dest$prefix/share/bash-completion/completions/iotier" ] ||
+  { echo "FAIL: meson install put no share/bash-completion/completions/iotier"; exit 1; }
 cp "$here/installed-checks.sh" "$here/tier-user.c" "$0" "$scratch/work/"
 unshare --mount --propagation private bash "$scratch/work/$(basename "$0")" --inside \
   "$scratch" "$build" "$source" "$prefix" "$libdir"

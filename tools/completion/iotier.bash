@@ -95,19 +95,28 @@ _iotier_values()
 	case $kind in
 	DEV)
 		local devs=(/sys/class/block/*)
-		COMPREPLY=($(compgen -W "${devs[*]##*/}" -- "$cur"))
-		[[ $cur == /* ]] && COMPREPLY=($(compgen -f -- "$cur"))
+		mapfile -t COMPREPLY < <(compgen -W "${devs[*]##*/}" -- "$cur")
+		if [[ $cur == /* ]]; then
+			compopt -o filenames 2>/dev/null
+			mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+		fi
 		;;
-	PID) COMPREPLY=($(compgen -W "$(cd /proc && printf '%s\n' [0-9]*)" -- "$cur")) ;;
-	FILE) COMPREPLY=($(compgen -f -- "$cur")) ;;
-	PATH) COMPREPLY=($(compgen -d -- "$cur")) ;;
+	PID) mapfile -t COMPREPLY < <(compgen -W "$(cd /proc && printf '%s\n' [0-9]*)" -- "$cur") ;;
+	FILE)
+		compopt -o filenames 2>/dev/null
+		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+		;;
+	PATH)
+		compopt -o filenames 2>/dev/null
+		mapfile -t COMPREPLY < <(compgen -d -- "$cur")
+		;;
 	*)
 		# A LIST is comma-separated: complete the item after the last comma.
 		if [[ $kind == LIST && $cur == *,* ]]; then
 			head=${cur%,*},
 			cur=${cur##*,}
 		fi
-		[[ -n $choices ]] && COMPREPLY=($(compgen -P "$head" -W "$choices" -- "$cur"))
+		[[ -n $choices ]] && mapfile -t COMPREPLY < <(compgen -P "$head" -W "$choices" -- "$cur")
 		;;
 	esac
 }
@@ -135,9 +144,10 @@ _iotier_command()
 	if declare -F _command_offset >/dev/null && ((${#COMP_WORDS[@]} == cword + 1)); then
 		_command_offset "$start"
 	elif ((cword == start)); then
-		COMPREPLY=($(compgen -c -- "$cur"))
+		mapfile -t COMPREPLY < <(compgen -c -- "$cur")
 	else
-		COMPREPLY=($(compgen -f -- "$cur"))
+		compopt -o filenames 2>/dev/null
+		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 	fi
 }
 
@@ -180,12 +190,12 @@ _iotier()
 	COMPREPLY=()
 
 	if ((cword == 1)); then
-		COMPREPLY=($(compgen -W "$(_iotier_subcommands "$iotier") help --help --version" -- "$cur"))
+		mapfile -t COMPREPLY < <(compgen -W "$(_iotier_subcommands "$iotier") help --help --version" -- "$cur")
 		return
 	fi
 	local sub=${words[1]}
 	if [[ $sub == help ]]; then
-		((cword == 2)) && COMPREPLY=($(compgen -W "$(_iotier_subcommands "$iotier")" -- "$cur"))
+		((cword == 2)) && mapfile -t COMPREPLY < <(compgen -W "$(_iotier_subcommands "$iotier")" -- "$cur")
 		return
 	fi
 
@@ -231,7 +241,7 @@ _iotier()
 	elif [[ $prev == -* && -n ${arg_of[$prev]:-} ]]; then
 		_iotier_values "${arg_of[$prev]}" "${choices_of[$prev]}" "$cur"
 	elif [[ $cur == -* ]]; then
-		COMPREPLY=($(compgen -W "${names[*]} --help" -- "$cur"))
+		mapfile -t COMPREPLY < <(compgen -W "${names[*]} --help" -- "$cur")
 	elif [[ ${positionals[npos]:-} == CMD ]]; then
 		_iotier_command "$cword" "$cword" "$cur"
 		return
