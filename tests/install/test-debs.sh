@@ -30,7 +30,10 @@ if [ "${1:-}" = --inside ]; then
   for f in /usr/bin/iotier /usr/lib/$multiarch/libiotier.so.0; do
     [ -e "$root$f" ] && { echo "FAIL: $f exists before the packages are installed"; exit 1; }
   done
-  in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/bin:/bin:/usr/sbin:/sbin HOME=/root "$@"; }
+  in_root() {
+    chroot "$root" /usr/bin/env -i PATH=/usr/bin:/bin:/usr/sbin:/sbin HOME=/root \
+      DEBIAN_FRONTEND=noninteractive "$@"
+  }
   # man-db's trigger would rebuild the whole index: not what this test is about.
   echo 'man-db man-db/auto-update boolean false' | in_root debconf-set-selections
   deb() { echo "$debs/$(cd "$scratch/out" && echo "$1"_*.deb)"; } # its path in the chroot
