@@ -7,7 +7,7 @@
 # are installed with dpkg into a chroot on an overlay of / whose upper layer is a tmpfs, so
 # the host's /usr and dpkg database never change and everything goes when the namespace
 # ends, even on failure. In the chroot: iotier run finds the shim from libiotier0 alone,
-# then installed-checks.sh runs with all three packages.
+# then the autopkgtest debian/tests/installed (installed-checks.sh) runs with all three.
 # Usage: test-debs.sh SOURCE_ROOT VMLINUX_H
 set -u
 here=$(dirname "$(realpath "$0")")
@@ -24,9 +24,11 @@ if [ "${1:-}" = --inside ]; then
     mount --rbind /dev "$root/dev" && mount -t proc proc "$root/proc" &&
     mount --rbind /sys "$root/sys" && mount -t tmpfs tmpfs "$root/run" &&
     mount -t tmpfs tmpfs "$root/tmp" || exit 1
-  mkdir -p "$root$debs/work"
+  mkdir -p "$root$debs/work" "$root$debs/src/debian" "$root$debs/src/tests"
   cp "$scratch"/out/*.deb "$root$debs/"
-  cp "$scratch/work/installed-checks.sh" "$scratch/work/tier-user.c" "$root$debs/work/"
+  # The autopkgtest and what it runs, from the tree the packages were built from.
+  cp -r "$scratch/src/iotier/debian/tests" "$root$debs/src/debian/"
+  cp -r "$scratch/src/iotier/tests/install" "$root$debs/src/tests/"
   for f in /usr/bin/iotier /usr/lib/$multiarch/libiotier.so.0; do
     [ -e "$root$f" ] && { echo "FAIL: $f exists before the packages are installed"; exit 1; }
   done
@@ -47,8 +49,8 @@ if [ "${1:-}" = --inside ]; then
   if ! in_root dpkg -i "$(deb libiotier-dev)" > "$scratch/dpkg.log" 2>&1; then
     echo "FAIL: dpkg -i libiotier-dev:"; cat "$scratch/dpkg.log"; exit 1
   fi
-  exec chroot "$root" /usr/bin/env -i PATH=/usr/bin:/bin HOME=/root \
-    bash "$debs/work/installed-checks.sh" /usr "/usr/lib/$multiarch" "$debs/work"
+  exec chroot "$root" /usr/bin/env -i PATH=/usr/bin:/bin HOME=/root AUTOPKGTEST_TMP="$debs/work" \
+    sh -c "cd $debs/src && exec debian/tests/installed"
 fi
 
 source_root=$(realpath "$1") vmlinux_h=$(realpath "$2")
@@ -95,7 +97,7 @@ fi
 soname=$(objdump -p "$scratch/src/iotier/debian/libiotier0/usr/lib/$multiarch/libiotier.so.0" | awk '$1 == "SONAME" { print $2 }')
 [ "$soname" = libiotier.so.0 ] || { echo "FAIL: libiotier0's library has SONAME '$soname'"; exit 1; }
 
-cp "$here/installed-checks.sh" "$here/tier-user.c" "$0" "$scratch/work/"
+cp "$0" "$scratch/work/"
 unshare --mount --propagation private bash "$scratch/work/$(basename "$0")" --inside "$scratch" "$multiarch"
 status=$?
 if [ -e /usr/bin/iotier ] || dpkg-query -W libiotier0 > /dev/null 2>&1; then
