@@ -49,8 +49,11 @@ if [ -x "$work/tier-user" ]; then
   # --cgroup off: the chroot shares the host's cgroups, and the tier is what is checked here.
   iotier run --low 'inst-bg*' --cgroup off -- "$work/tier-user" named "$work/named" > "$work/named.out" 2>&1 &
   holder=$!
-  for _ in $(seq 300); do [ -e "$work/named/ready" ] && break; sleep 0.1; done
-  if read -r pid tid class < "$work/named/ready"; then
+  for _ in $(seq 300); do
+    [ -e "$work/named/ready" ] || ! kill -0 "$holder" 2> /dev/null && break
+    sleep 0.1
+  done
+  if [ -e "$work/named/ready" ] && read -r pid tid class < "$work/named/ready"; then
     [ "$class" = 3 ] || bad "iotier run --low 'inst-bg*': the inst-bg thread has class $class, not idle (3)"
     grep -q "shim $libdir/libiotier.so.0" "$work/named.out" ||
       bad "iotier run preloaded another shim: $(cat "$work/named.out")"
