@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blkdev.h"
 #include "check_report.h"
 #include "check_trace.h"
 #include "commands.h"
@@ -156,7 +157,7 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 			if (a->n_devs == IOTRACK_MAX_DEVS)
 				return usage_error("check", "too many devices at '%s' (at most %d)",
 						   optarg, IOTRACK_MAX_DEVS);
-			err = check_parse_device(optarg, &a->devs[a->n_devs]);
+			err = blkdev_resolve(optarg, &a->devs[a->n_devs]);
 			if (err < 0)
 				return usage_error("check", "--device '%s': %s", optarg,
 						   err == -ENOTBLK ? "not a block device" :

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blkdev.h"
 #include "commands.h"
 #include "lat_report.h"
 #include "lat_session.h"
@@ -173,7 +174,7 @@ static int lat_main(int argc, char **argv)
 		case 'd':
 			if (o.ndevs == IOLAT_MAX_DEVS)
 				return usage_error("lat", "too many devices (at most %d)", IOLAT_MAX_DEVS);
-			if (lat_resolve_dev(optarg, &o.devs[o.ndevs]) < 0)
+			if (blkdev_resolve(optarg, &o.devs[o.ndevs]) < 0)
 				return usage_error("lat", "'%s' is not a block device", optarg);
 			o.ndevs++;
 			break;

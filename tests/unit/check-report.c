@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * check-report.c: unit tests of tools/check_report.c, the aggregation behind `iotier check`.
+ * check-report.c: unit tests of tools/trace/check_report.c, the aggregation behind `iotier check`.
  * A saved report must answer every expectation exactly as the run that wrote it did, because
  * it becomes the baseline of later runs; so the JSON round trip is checked metric by metric,
  * and the tier, op, class and leak selections are checked on hand-made BPF entries.

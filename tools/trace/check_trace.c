@@ -9,13 +9,11 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 
+#include "bpf_print.h"
 #include "iotrack.skel.h"
 #include "lat_session.h"
 
@@ -30,40 +28,6 @@ struct check_trace {
 	struct proc *procs;
 	size_t n_procs, cap_procs;
 };
-
-static bool verbose_libbpf;
-
-/* The caller prints one clear line on failure; libbpf's own lines (WARN too) only with -v. */
-static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list args)
-{
-	(void)level;
-	if (!verbose_libbpf)
-		return 0;
-	return vfprintf(stderr, fmt, args);
-}
-
-int check_parse_device(const char *text, uint32_t *dev)
-{
-	char path[64];
-	unsigned ma, mi;
-	struct stat st;
-	char extra;
-
-	if (sscanf(text, "%u:%u%c", &ma, &mi, &extra) == 2) {
-		*dev = ma << 20 | mi;
-		return 0;
-	}
-	if (!strchr(text, '/')) {
-		snprintf(path, sizeof(path), "/dev/%s", text);
-		text = path;
-	}
-	if (stat(text, &st) < 0)
-		return -errno;
-	if (!S_ISBLK(st.st_mode))
-		return -ENOTBLK;
-	*dev = major(st.st_rdev) << 20 | minor(st.st_rdev);
-	return 0;
-}
 
 static struct proc *proc_find(struct check_trace *t, uint32_t tgid)
 {
@@ -157,8 +121,7 @@ int check_trace_open(struct check_trace **out, const uint32_t *devs, unsigned n_
 	 */
 	if (lat_preflight(err, errlen) < 0)
 		return -EPERM;
-	verbose_libbpf = verbose;
-	libbpf_set_print(print_libbpf);
+	bpf_print_setup(verbose);
 	t = calloc(1, sizeof(*t));
 	if (!t) {
 		snprintf(err, errlen, "out of memory");

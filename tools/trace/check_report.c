@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "lat_session.h" /* lat_percentile, lat_sum */
+#include "rules.h"       /* ioprio_class_names */
 
-static const char *const class_keys[CHECK_CLASSES] = { "none", "rt", "be", "idle" };
 
 struct check_report *check_report_new(void)
 {
@@ -31,13 +31,11 @@ void check_report_free(struct check_report *r)
 
 const char *check_ioprio_name(uint16_t ioprio, char *buf, size_t len)
 {
-	unsigned cls = (ioprio >> 13) & 7, level = ioprio & 7;
-
-	if (cls == 0 || cls == 3 || cls > 3)
-		snprintf(buf, len, "%s", cls <= 3 ? class_keys[cls] : "?");
-	else
-		snprintf(buf, len, "%s:%u", class_keys[cls], level);
-	return buf;
+	if (!ioprio_class_name((ioprio >> 13) & 7)) {
+		snprintf(buf, len, "?");
+		return buf;
+	}
+	return ioprio_format(ioprio, buf, len);
 }
 
 
@@ -366,7 +364,7 @@ static json_t *report_json(const struct check_report *r)
 				ob += c->bytes;
 				oc += c->count;
 				if (c->count || c->bytes)
-					json_object_set_new(classes, class_keys[cls], cell_json(c));
+					json_object_set_new(classes, ioprio_class_names[cls], cell_json(c));
 			}
 			for (int cause = 0; cause < CAUSE_COUNT; cause++) {
 				const struct check_leak *l = &r->leaks[t][op][cause];
@@ -523,12 +521,12 @@ struct check_report *check_report_read_json(const char *path, char *err, size_t 
 			json_t *causes = json_object_get(json_object_get(o, "leak"), "causes");
 
 			for (int cls = 0; cls < CHECK_CLASSES; cls++) {
-				json_t *c = json_object_get(classes, class_keys[cls]);
+				json_t *c = json_object_get(classes, ioprio_class_names[cls]);
 
 				if (c && read_cell(c, &r->cells[t][op][cls]) < 0) {
 					snprintf(err, errlen, "%s: tiers.%s.ops.%s.classes.%s has no "
 						 "hist_ns", path, expect_tier_name(t),
-						 expect_op_name(op), class_keys[cls]);
+						 expect_op_name(op), ioprio_class_names[cls]);
 					json_decref(root);
 					check_report_free(r);
 					return NULL;

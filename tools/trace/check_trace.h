@@ -47,7 +47,4 @@ int check_trace_collect(struct check_trace *t, check_classify_fn classify, void 
 
 void check_trace_close(struct check_trace *t);
 
-/* Kernel dev_t (major << 20 | minor) of a block device path, "loopN" or "MAJ:MIN". */
-int check_parse_device(const char *text, uint32_t *dev);
-
 #endif

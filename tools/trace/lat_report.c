@@ -6,6 +6,8 @@
  */
 #include "lat_report.h"
 
+#include "blkdev.h"
+
 #include <string.h>
 #include <time.h>
 
@@ -94,7 +96,7 @@ void lat_report_text(FILE *out, const struct lat_snapshot *snap, const struct la
 		const struct lat_row *row = &snap->rows[i];
 		const struct iolat_lat *l = lat_row_lat(row, o->stage);
 
-		lat_dev_name(row->dev, dev, sizeof(dev));
+		blkdev_name(row->dev, dev, sizeof(dev));
 		prio_label(row, prio, sizeof(prio));
 		fprintf(out, "%-10s %-7s %-7s %9llu %10llu", dev, lat_op_name(row->op), prio,
 			(unsigned long long)row->count, (unsigned long long)(row->bytes / 1024));
@@ -155,7 +157,7 @@ void lat_report_json(FILE *out, const struct lat_snapshot *snap, const struct la
 		const struct iolat_lat *l = lat_row_lat(row, o->stage);
 		bool firstb = true;
 
-		lat_dev_name(row->dev, dev, sizeof(dev));
+		blkdev_name(row->dev, dev, sizeof(dev));
 		fprintf(out, "%s{\"device\":", i ? "," : "");
 		json_string(out, dev);
 		fprintf(out, ",\"major\":%u,\"minor\":%u,\"op\":\"%s\",\"class\":\"%s\",\"level\":",
@@ -216,7 +218,7 @@ void lat_report_prom(FILE *out, const struct lat_snapshot *snap, const struct la
 		const struct iolat_lat *l = lat_row_lat(row, o->stage);
 		__u64 cum = 0;
 
-		lat_dev_name(row->dev, dev, sizeof(dev));
+		blkdev_name(row->dev, dev, sizeof(dev));
 		/* One `le` per power of two; each is an exact bucket boundary, so counts are exact. */
 		for (__u32 b = 0; b < HIST_OVERFLOW; b++) {
 			cum += l->slots[b];
@@ -240,7 +242,7 @@ void lat_report_prom(FILE *out, const struct lat_snapshot *snap, const struct la
 	fprintf(out, "# HELP iotier_block_requests_total Completed block requests.\n"
 		"# TYPE iotier_block_requests_total counter\n");
 	for (size_t i = 0; i < snap->nrows; i++) {
-		lat_dev_name(snap->rows[i].dev, dev, sizeof(dev));
+		blkdev_name(snap->rows[i].dev, dev, sizeof(dev));
 		fprintf(out, "iotier_block_requests_total{");
 		prom_labels(out, &snap->rows[i], dev);
 		fprintf(out, "} %llu\n", (unsigned long long)snap->rows[i].count);
@@ -248,7 +250,7 @@ void lat_report_prom(FILE *out, const struct lat_snapshot *snap, const struct la
 	fprintf(out, "# HELP iotier_block_bytes_total Bytes transferred by completed block requests.\n"
 		"# TYPE iotier_block_bytes_total counter\n");
 	for (size_t i = 0; i < snap->nrows; i++) {
-		lat_dev_name(snap->rows[i].dev, dev, sizeof(dev));
+		blkdev_name(snap->rows[i].dev, dev, sizeof(dev));
 		fprintf(out, "iotier_block_bytes_total{");
 		prom_labels(out, &snap->rows[i], dev);
 		fprintf(out, "} %llu\n", (unsigned long long)snap->rows[i].bytes);
