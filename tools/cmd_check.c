@@ -157,7 +157,7 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 			if (a->n_devs == IOTRACK_MAX_DEVS)
 				return usage_error("check", "too many devices at '%s' (at most %d)",
 						   optarg, IOTRACK_MAX_DEVS);
-			err = blkdev_resolve(optarg, &a->devs[a->n_devs]);
+			err = blkdev_resolve(optarg, BLKDEV_EXACT, &a->devs[a->n_devs]);
 			if (err < 0)
 				return usage_error("check", "--device '%s': %s", optarg,
 						   err == -ENOTBLK ? "not a block device" :

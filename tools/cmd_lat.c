@@ -174,7 +174,7 @@ static int lat_main(int argc, char **argv)
 		case 'd':
 			if (o.ndevs == IOLAT_MAX_DEVS)
 				return usage_error("lat", "too many devices (at most %d)", IOLAT_MAX_DEVS);
-			if (blkdev_resolve(optarg, &o.devs[o.ndevs]) < 0)
+			if (blkdev_resolve(optarg, BLKDEV_WHOLE_DISK, &o.devs[o.ndevs]) < 0)
 				return usage_error("lat", "'%s' is not a block device", optarg);
 			o.ndevs++;
 			break;

@@ -31,7 +31,7 @@ static void whole_disk(unsigned *maj, unsigned *min)
 	fclose(f);
 }
 
-int blkdev_resolve(const char *name, uint32_t *dev)
+int blkdev_resolve(const char *name, enum blkdev_scope scope, uint32_t *dev)
 {
 	char path[PATH_MAX];
 	unsigned maj, min;
@@ -39,6 +39,8 @@ int blkdev_resolve(const char *name, uint32_t *dev)
 	char extra;
 
 	if (sscanf(name, "%u:%u%c", &maj, &min, &extra) == 2) {
+		if (scope == BLKDEV_WHOLE_DISK)
+			whole_disk(&maj, &min);
 		*dev = (maj << 20) | min;
 		return 0;
 	}
@@ -52,7 +54,8 @@ int blkdev_resolve(const char *name, uint32_t *dev)
 		return -ENOTBLK;
 	maj = major(st.st_rdev);
 	min = minor(st.st_rdev);
-	whole_disk(&maj, &min);
+	if (scope == BLKDEV_WHOLE_DISK)
+		whole_disk(&maj, &min);
 	*dev = (maj << 20) | min;
 	return 0;
 }
