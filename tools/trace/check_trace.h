@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * check_trace.h: the tracing session of `iotier check` around bpf/iotrack.bpf.c. It loads
- * and attaches the program, follows the command's processes (their command lines arrive
- * as exec events, because the rules may match on them and a process can be gone by the
- * end), and turns the BPF maps into a check_report once the command is done.
+ * check_trace.h: the tracing session of `iotier check` around bpf/iotrack.bpf.c and
+ * bpf/iotitle.bpf.c. It loads and attaches the programs, follows the command's processes
+ * (their command lines arrive as events, because the rules may match on them and a process
+ * can be gone by the end: at exec, and again whenever a process does I/O under a title it
+ * has rewritten since), and turns the BPF maps into a check_report once the command is done.
  */
 #ifndef IOTIER_CHECK_TRACE_H
 #define IOTIER_CHECK_TRACE_H
