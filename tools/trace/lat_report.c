@@ -256,6 +256,22 @@ static void prom_labels(FILE *out, const struct lat_row *row, const char *dev)
 		fprintf(out, "%d\"", row->level);
 }
 
+/* One counter per row: its request count, or with @bytes its byte count. */
+static void prom_counter(FILE *out, const struct lat_snapshot *snap, const char *name,
+			 const char *help, bool bytes)
+{
+	char dev[32];
+
+	fprintf(out, "# HELP %s %s\n# TYPE %s counter\n", name, help, name);
+	for (size_t i = 0; i < snap->nrows; i++) {
+		blkdev_name(snap->rows[i].dev, dev, sizeof(dev));
+		fprintf(out, "%s{", name);
+		prom_labels(out, &snap->rows[i], dev);
+		fprintf(out, "} %llu\n", (unsigned long long)(bytes ? snap->rows[i].bytes :
+								snap->rows[i].count));
+	}
+}
+
 void lat_report_prom(FILE *out, const struct lat_snapshot *snap, const struct lat_report_opts *o)
 {
 	const char *stage = o->stage == LAT_STAGE_DEVICE ? "device" : "queue";
@@ -291,22 +307,10 @@ void lat_report_prom(FILE *out, const struct lat_snapshot *snap, const struct la
 		prom_labels(out, row, dev);
 		fprintf(out, "} %llu\n", (unsigned long long)l->count);
 	}
-	fprintf(out, "# HELP iotier_block_requests_total Completed block requests.\n"
-		"# TYPE iotier_block_requests_total counter\n");
-	for (size_t i = 0; i < snap->nrows; i++) {
-		blkdev_name(snap->rows[i].dev, dev, sizeof(dev));
-		fprintf(out, "iotier_block_requests_total{");
-		prom_labels(out, &snap->rows[i], dev);
-		fprintf(out, "} %llu\n", (unsigned long long)snap->rows[i].count);
-	}
-	fprintf(out, "# HELP iotier_block_bytes_total Bytes transferred by completed block requests.\n"
-		"# TYPE iotier_block_bytes_total counter\n");
-	for (size_t i = 0; i < snap->nrows; i++) {
-		blkdev_name(snap->rows[i].dev, dev, sizeof(dev));
-		fprintf(out, "iotier_block_bytes_total{");
-		prom_labels(out, &snap->rows[i], dev);
-		fprintf(out, "} %llu\n", (unsigned long long)snap->rows[i].bytes);
-	}
+	prom_counter(out, snap, "iotier_block_requests_total", "Completed block requests.",
+		     false);
+	prom_counter(out, snap, "iotier_block_bytes_total",
+		     "Bytes transferred by completed block requests.", true);
 	fprintf(out, "# HELP iotier_tracer_inflight_requests Requests the tracer holds in flight.\n"
 		"# TYPE iotier_tracer_inflight_requests gauge\n"
 		"iotier_tracer_inflight_requests %llu\n"
