@@ -322,6 +322,22 @@ static bool about(json_int_t got, json_int_t want, json_int_t missed, json_int_t
 	return want - got <= missed * unit;
 }
 
+/*
+ * @got is @want, or at most LOST_SLACK (plus @missed) short of it, said in a note. For
+ * tests that judge tiers: a few lost completions (issue 16, item 11) must not fail them,
+ * while a whole half of the reads in the wrong tier still does.
+ */
+#define LOST_SLACK 16
+static bool within(json_int_t got, json_int_t want, json_int_t missed)
+{
+	if (got < want && got >= want - LOST_SLACK - (missed > 0 ? missed : 0)) {
+		fprintf(stderr, "note: %lld short of %lld (%lld tracer runs skipped)\n",
+			(long long)(want - got), (long long)want, (long long)missed);
+		return true;
+	}
+	return got == want;
+}
+
 /* ---- modes ---- */
 
 static int test_direct(void)
@@ -464,8 +480,13 @@ static int test_retitle(void)
 	low_idle = jint(root, "tiers/low/ops/read/classes/idle/count");
 	dflt = jint(root, "tiers/default/ops/read/count");
 	json_decref(root);
-	if (!about(low, READS / 2, missed, 1) || low_idle != low ||
-	    !about(dflt, READS / 2, missed, 1))
+	/*
+	 * Tiers are what is judged here, not exact counts: this kernel sometimes loses a
+	 * completion even to a plain tracepoint counter, with no skipped run to show for it
+	 * (issue 16, item 11). A few short is tolerated; reads in the wrong tier are not (before
+	 * the fix, all READS were in default and none in low).
+	 */
+	if (!within(low, READS / 2, missed) || low_idle != low || !within(dflt, READS / 2, missed))
 		FAIL("want %d reads in low, all at idle, and %d in default; got low %lld (idle "
 		     "%lld), default %lld:\n%s", READS / 2, READS / 2, (long long)low,
 		     (long long)low_idle, (long long)dflt, out);
