@@ -45,10 +45,17 @@ struct title_state {
 	__u64 calls;  /* submissions and dirtyings seen */
 };
 
+/* A process, not a pid: a new process reusing the pid starts with no title sent. */
+struct proc_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 start_time; /* the group leader's, in ns since boot */
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 8192);
-	__type(key, __u32);
+	__type(key, struct proc_key);
 	__type(value, struct title_state);
 } sent SEC(".maps");
 
@@ -112,11 +119,11 @@ static __always_inline int read_user(struct iotitle_event *e, unsigned long from
 }
 
 /* Is this one of the calls on which the title is looked at? Counts the call. */
-static __always_inline bool title_due(__u32 tgid, struct title_state **st)
+static __always_inline bool title_due(const struct proc_key *pk, struct title_state **st)
 {
 	__u64 calls;
 
-	*st = bpf_map_lookup_elem(&sent, &tgid);
+	*st = bpf_map_lookup_elem(&sent, pk);
 	if (!*st)
 		return true;
 	calls = __sync_fetch_and_add(&(*st)->calls, 1);
@@ -148,11 +155,14 @@ static __always_inline void title_check(void)
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32, zero = 0;
 	struct title_state *st, fresh = {};
+	struct proc_key pk = { .tgid = tgid };
 	struct iotitle_event *e;
 	__u64 h;
 
-	if (!bpf_map_lookup_elem(&tracked, &tgid) || (task->flags & PF_KTHREAD) ||
-	    !title_due(tgid, &st))
+	if (!bpf_map_lookup_elem(&tracked, &tgid) || (task->flags & PF_KTHREAD))
+		return;
+	pk.start_time = BPF_CORE_READ(task, group_leader, start_time);
+	if (!title_due(&pk, &st))
 		return;
 	e = bpf_map_lookup_elem(&scratch, &zero);
 	if (!e || read_title(e, task) < 0)
@@ -170,7 +180,7 @@ static __always_inline void title_check(void)
 	} else {
 		fresh.hash = h;
 		fresh.calls = 1;
-		bpf_map_update_elem(&sent, &tgid, &fresh, BPF_ANY);
+		bpf_map_update_elem(&sent, &pk, &fresh, BPF_ANY);
 	}
 }
 
@@ -185,16 +195,5 @@ SEC("tp_btf/writeback_dirty_folio")
 int BPF_PROG(iotitle_dirty_folio, struct folio *folio, struct address_space *mapping)
 {
 	title_check();
-	return 0;
-}
-
-/* A new process reusing the pid starts with no title sent. */
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(iotitle_exit, struct task_struct *p, bool group_dead)
-{
-	__u32 tgid = BPF_CORE_READ(p, tgid);
-
-	if (group_dead)
-		bpf_map_delete_elem(&sent, &tgid);
 	return 0;
 }
