@@ -5,7 +5,7 @@
  * that crashes leaves nothing behind: the kernel detaches the device when its last fd closes.
  */
 #include "loopdev.h"
-#include "write_file.h"
+#include "small_file.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -42,7 +42,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "write_file.h"
+#include "small_file.h"
 #include "class_trace.h"
 #include "iolat.h"
 #include "loopdev.h"

@@ -33,8 +33,6 @@
 #define BE2 IOPRIO_PRIO_VALUE(IOPRIO_CLASS_BE, 2)
 #define IOCB_FLAG_IOPRIO_ (1 << 1) /* linux/aio_abi.h; that header clashes with libaio.h */
 
-static _Atomic int failures;
-
 static int dev_fd = -1;
 static char *bufs; /* 64 aligned buffers of 16 KiB */
 
@@ -53,8 +51,7 @@ static void *batch_thread(void *arg)
 	struct batch *b = arg;
 
 	prctl(PR_SET_NAME, b->thread_name, 0, 0, 0);
-	if (b->run(b) < 0)
-		failures++;
+	EXPECT(b->run(b) >= 0, "%s: a batch failed", b->thread_name);
 	return NULL;
 }
 
@@ -131,7 +128,7 @@ static int scenario_uring(bool sqpoll)
 	run_batch(&low);
 	run_batch(&expl);
 	io_uring_queue_exit(&ring);
-	return failures ? T_EXIT_FAIL : T_EXIT_PASS;
+	return test_result();
 }
 
 /* ---- io_uring through syscall(), no liburing -------------------------------------- */
@@ -224,7 +221,7 @@ static int scenario_uring_raw(void)
 		return test_skip("io_uring is not available");
 	run_batch(&control);
 	run_batch(&low);
-	return failures ? T_EXIT_FAIL : T_EXIT_PASS;
+	return test_result();
 }
 
 /* ---- libaio: half through io_submit(), half through syscall(SYS_io_submit) ---------- */
@@ -291,7 +288,7 @@ static int scenario_aio(void)
 	run_batch(&low);
 	run_batch(&expl);
 	io_destroy(ctx);
-	return failures ? T_EXIT_FAIL : T_EXIT_PASS;
+	return test_result();
 }
 
 /* ---- a buffered low writer: 1 MiB writes, fsync at the end ------------------------- */
@@ -330,7 +327,7 @@ static int scenario_write(const char *path, unsigned mib)
 
 	pthread_create(&t, NULL, writer_thread, &w);
 	pthread_join(t, NULL);
-	return failures ? T_EXIT_FAIL : T_EXIT_PASS;
+	return test_result();
 }
 
 /* ---- drop-behind: a written log leaves the cache, other files stay ------------------ */
@@ -449,7 +446,7 @@ static int scenario_drop(const char *dir)
 	       "%.1f%%: dropped by the shim?", 100 * r_data, 100 * r_ctl);
 	EXPECT(r_old >= r_old_ctl - 0.10, "log that was only read: %.1f%% cached against its "
 	       "control's %.1f%%: dropped by the shim?", 100 * r_old, 100 * r_old_ctl);
-	return failures ? T_EXIT_FAIL : T_EXIT_PASS;
+	return test_result();
 }
 
 /* ---- rate limit: the low thread holds the rate, a high thread runs free -------------- */
@@ -656,7 +653,7 @@ static int scenario_rate(const char *dir, double rate)
 	EXPECT(high_free >= 4 * rate, "high thread at %.1f MiB/s: delayed by the low limit?",
 	       high_free / 1048576);
 	EXPECT(signals_seen > 0, "no signal reached the low thread");
-	return failures ? T_EXIT_FAIL : T_EXIT_PASS;
+	return test_result();
 }
 
 /* ---- hot path: a high thread's I/O makes no syscall of the shim's own ----------------- */
@@ -716,10 +713,9 @@ static void *hot_main(void *arg)
 	memset(buf, 'h', CHUNK);
 	fd = open(t->path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	/* The first write classifies the fd (low) and settles the tier: not the steady state. */
-	if (fd < 0 || pwrite(fd, buf, CHUNK, 0) != CHUNK) {
-		failures++;
+	if (!EXPECT(fd >= 0 && pwrite(fd, buf, CHUNK, 0) == CHUNK, "%s: first write to %s",
+		    t->name, t->path))
 		return NULL;
-	}
 	t->filter = trap_low_path_syscalls();
 	for (int i = 0; t->filter == 0 && i < 1024; i++) { /* 64 MiB each way */
 		off_t off = (off_t)(i % 256) * CHUNK;
@@ -755,7 +751,7 @@ static int scenario_hot(const char *dir)
 	       high.trapped);
 	EXPECT(low.trapped >= 64, "the low thread made %d low-path syscalls, want one per MiB "
 	       "at least: the filter did not see them", low.trapped);
-	return failures ? T_EXIT_FAIL : T_EXIT_PASS;
+	return test_result();
 }
 
 int main(int argc, char **argv)
