@@ -23,6 +23,9 @@ int scratch_fs_private_mounts(void)
 
 	if (entered)
 		return 0;
+	/* The guardian stays in the host's namespace, where the mount point is a plain directory. */
+	if (test_guardian_start() < 0)
+		return test_fail("cannot start the guardian: %s", strerror(errno));
 	if (unshare(CLONE_NEWNS) < 0)
 		return test_skip("cannot create a mount namespace");
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
@@ -64,6 +67,7 @@ static int make_mount_point(struct scratch_fs *fs, const char *want)
 		return test_fail("mount point %s: %s", want, strerror(errno));
 	}
 	fs->made_mnt = true;
+	test_guardian_rmtree(fs->mnt);
 	return 0;
 }
 

@@ -27,13 +27,14 @@ struct scratch_fs_opts {
 
 struct scratch_fs {
 	struct loopdev dev;
-	char mnt[PATH_MAX];
+	char mnt[80];             /* short, so that paths below it fit small buffers */
 	bool made_mnt, mounted;
 };
 
 /*
  * Move the whole process into a private mount namespace (once; later calls do nothing), so
- * that whatever it mounts from now on is gone when it and its children are. 0, or the
+ * that whatever it mounts from now on is gone when it and its children are, after starting
+ * the guardian (cleanup.h) outside it, which removes the mount points the test made. 0, or the
  * test's exit status from test_skip(). Call it before mounting anything else of the test's.
  */
 int scratch_fs_private_mounts(void);
