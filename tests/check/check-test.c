@@ -23,7 +23,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <jansson.h>
 #include <sched.h>
 #include <signal.h>
@@ -70,13 +69,6 @@ static int dirty_lower(void)
 static int run(const char *const *argv)
 {
 	return run_capture(argv, out, sizeof(out), NULL);
-}
-
-/* nobody: no capabilities at all, and none regained across exec (mode nocap) */
-static int drop_to_nobody(void)
-{
-	return setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
-	       setresuid(65534, 65534, 65534);
 }
 
 /* `iotier check --low bg-* --high fg-* -d DEV [extra...] -- workload MODE ...` */
@@ -283,7 +275,7 @@ static int test_direct(void)
 	    !about(jint(root, "tiers/high/ops/read/bytes"), READS * 4096, missed, 4096)) {
 		json_decref(root);
 		return test_fail("JSON report does not hold the exact I/O (%lld tracer runs skipped):\n%s",
-		     (long long)missed, out);
+				 (long long)missed, out);
 	}
 	json_decref(root);
 
@@ -301,7 +293,8 @@ static int test_direct(void)
 	    !strstr(out, "FAIL  low.bytes > 1GiB: measured 16MiB, limit 1GiB") ||
 	    !strstr(out, "FAIL  default.write.p99 < 10s: no I/O measured for 'default.write.p99'") ||
 	    !strstr(out, "7 of 7 expectations failed"))
-		return test_fail("want each of 7 expectations reported as FAIL with measured and limit:\n%s", out);
+		return test_fail("want each of 7 expectations reported as FAIL with measured and limit:\n%s",
+				 out);
 
 	/* A command-line rule alone: the workload's command line reaches the rules through the
 	 * exec event, so both threads are low, and the shim made both idle. */
@@ -317,7 +310,8 @@ static int test_direct(void)
 	ret = run(cmd_fails);
 	if (ret != 1 || !strstr(out, "ok    low.bytes == 0") ||
 	    !strstr(out, "command failed: '/bin/sh' exited with status 3"))
-		return test_fail("a failing command: exit %d, want 1 and a 'command failed' line:\n%s", ret, out);
+		return test_fail("a failing command: exit %d, want 1 and a 'command failed' line:\n%s",
+				 ret, out);
 	return T_EXIT_PASS;
 }
 
@@ -348,7 +342,8 @@ static int test_buffered(void)
 	if (bpf_unavailable(ret))
 		return test_skip("the BPF tracer cannot load here");
 	if (ret != 1)
-		return test_fail("exit %d, want 1 ('low.leak.bytes == 0' must fail):\n%s", ret, out);
+		return test_fail("exit %d, want 1 ('low.leak.bytes == 0' must fail):\n%s", ret,
+				 out);
 	if (!strstr(out, "FAIL  low.leak.bytes == 0: measured ") ||
 	    !strstr(out, "ok    low.leak.bytes >= 16MiB") ||
 	    !strstr(out, "ok    low.leak.writeback.bytes > 0") ||
@@ -365,7 +360,7 @@ static int test_buffered(void)
 	    jint(root, "tiers/low/ops/write/leak/causes/writeback/bytes") <= 0) {
 		json_decref(root);
 		return test_fail("JSON: want at least %llu leaked low bytes, some by writeback:\n%s",
-		     BUFFERED_BYTES, out);
+				 BUFFERED_BYTES, out);
 	}
 	threads = json_object_get(root, "threads");
 	json_array_foreach(threads, i, row) {
@@ -378,7 +373,8 @@ static int test_buffered(void)
 	}
 	json_decref(root);
 	if (!writer_row)
-		return test_fail("JSON: no leaked writeback row attributed to thread bg-writer:\n%s", out);
+		return test_fail("JSON: no leaked writeback row attributed to thread bg-writer:\n%s",
+				 out);
 	return T_EXIT_PASS;
 }
 
@@ -405,11 +401,12 @@ static int test_usage(void)
 		int ret = run(argv);
 
 		if (ret != 2 || !strstr(out, cases[i].want) || !strstr(out, cases[i].expr))
-			return test_fail("'%s': exit %d, want 2 and '%s':\n%s", cases[i].expr, ret, cases[i].want,
-			     out);
+			return test_fail("'%s': exit %d, want 2 and '%s':\n%s", cases[i].expr, ret,
+					 cases[i].want, out);
 		if (access(marker, F_OK) == 0) {
 			unlink(marker);
-			return test_fail("'%s': the command ran despite the usage error", cases[i].expr);
+			return test_fail("'%s': the command ran despite the usage error",
+					 cases[i].expr);
 		}
 	}
 	{
@@ -439,7 +436,7 @@ static int test_nocap(void)
 		return test_fail("mkstemp: %s", strerror(errno));
 	close(fd);
 	unlink(marker);
-	ret = run_capture(argv, out, sizeof(out), drop_to_nobody);
+	ret = run_capture(argv, out, sizeof(out), run_as_nobody);
 	if (access(marker, F_OK) == 0) {
 		unlink(marker);
 		return test_fail("without capabilities the command ran anyway");
@@ -449,7 +446,7 @@ static int test_nocap(void)
 	if (!strstr(out, "CAP_BPF") || !strstr(out, "CAP_PERFMON") || count_lines("\n") != 1 ||
 	    strncmp(out, "iotier check: ", 14))
 		return test_fail("want one line 'iotier check: ...' naming CAP_BPF and CAP_PERFMON, got:\n%s",
-		     out);
+				 out);
 	return T_EXIT_PASS;
 }
 

@@ -52,16 +52,16 @@ static void on_signal(int sig)
 
 static void install(void)
 {
-	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
-	struct sigaction sa = { .sa_handler = on_signal };
+	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE, SIGALRM, SIGUSR1,
+				    SIGUSR2, SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL };
+	struct sigaction sa = { .sa_handler = on_signal }, old;
 
 	owner = getpid();
 	atexit(on_exit_cleanup);
-	sigemptyset(&sa.sa_mask);
+	sigfillset(&sa.sa_mask); /* one cleanup run at a time */
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		sigaddset(&sa.sa_mask, sigs[i]);
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		sigaction(sigs[i], &sa, NULL);
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+			sigaction(sigs[i], &sa, NULL);
 }
 
 int test_cleanup_add(void (*fn)(void *), void *arg)
@@ -188,6 +188,18 @@ static void send(const struct order *o)
 		return;
 	if (write(guardian_fd, o, sizeof(*o)) != sizeof(*o))
 		fprintf(stderr, "warning: the guardian will not undo %s\n", o->path);
+}
+
+int test_tmpdir(char *template)
+{
+	int ret = test_guardian_start();
+
+	if (ret < 0)
+		return ret;
+	if (!mkdtemp(template))
+		return -errno;
+	test_guardian_rmtree(template);
+	return 0;
 }
 
 void test_guardian_rmtree(const char *path)

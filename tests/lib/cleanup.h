@@ -13,7 +13,9 @@
 #define IOTIER_TEST_CLEANUP_H
 
 /*
- * Run @fn(@arg) when the test ends. @fn must be async-signal-safe and safe to call after
+ * Run @fn(@arg) when the test ends: at exit, and on the signals that end a process
+ * (SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE, SIGALRM, SIGUSR1, SIGUSR2, SIGABRT, SIGSEGV,
+ * SIGBUS, SIGFPE, SIGILL) unless the test set its own handler. @fn must be async-signal-safe and safe to call after
  * the test already undid the thing itself. Only the process that registered it runs it,
  * never a child that forked from it. Returns 0 or -ENOSPC.
  */
@@ -30,6 +32,13 @@ void test_cleanup_run(void);
  * It holds none of the test's fds, so a loop device still auto-clears. 0 or -errno.
  */
 int test_guardian_start(void);
+
+/*
+ * Make a scratch directory from @template ("/tmp/iotier-x.XXXXXX", replaced in place) that
+ * the guardian removes, with all below it, after the test. Starts the guardian if needed, so
+ * call it before unshare(CLONE_NEWNS) too. 0 or -errno.
+ */
+int test_tmpdir(char *template);
 
 /* After the test: remove the tree @path (not crossing mount points). */
 void test_guardian_rmtree(const char *path);

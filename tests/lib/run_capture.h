@@ -17,4 +17,10 @@
  */
 int run_capture(const char *const *argv, char *out, size_t size, int (*before_exec)(void));
 
+/*
+ * A @before_exec for run_capture: become user and group nobody (65534) with no
+ * supplementary groups, so that the program has no capabilities and regains none at exec.
+ */
+int run_as_nobody(void);
+
 #endif
