@@ -26,6 +26,7 @@
 #include "cgroup_tier.h"
 #include "config.h"
 #include "sandbox.h"
+#include "cleanup.h"
 #include "test_env.h"
 
 #define WEIGHT 37
@@ -68,9 +69,13 @@ static int start_parked(pthread_t *t, pid_t *tid)
 	return 0;
 }
 
-static int where(pid_t tid, char *out, size_t len)
+/* Thread @tid of @pid is in cgroup @want, as /proc shows it; else say where it is. */
+static bool in_cgroup(pid_t pid, pid_t tid, const char *want, const char *who)
 {
-	return task_cgroup_path(&sb, getpid(), tid, out, len);
+	char cg[PATH_MAX] = "";
+
+	return EXPECT(task_cgroup_path(&sb, pid, tid, cg, sizeof(cg)) == 0 && !strcmp(cg, want),
+		      "%s: in %s, want %s", who, cg, want);
 }
 
 static int case_low_process(void)
@@ -89,11 +94,9 @@ static int case_low_process(void)
 		return 1;
 	cgroup_tier_process(true);
 	snprintf(want, sizeof(want), "%s/iotier-low.%d", sb.rel, (int)getpid());
-	if (!EXPECT(where(getpid(), cg, sizeof(cg)) == 0 && !strcmp(cg, want),
-		    "main in %s, want %s", cg, want))
+	if (!in_cgroup(getpid(), getpid(), want, "main"))
 		return 1;
-	if (!EXPECT(where(tid, cg, sizeof(cg)) == 0 && !strcmp(cg, want), "thread in %s, want %s",
-		    cg, want))
+	if (!in_cgroup(getpid(), tid, want, "thread"))
 		return 1;
 	snprintf(dir, sizeof(dir), "%s/iotier-low.%d", sb.dir, (int)getpid());
 	snprintf(path, sizeof(path), "%s/blkio.bfq.weight", dir);
@@ -107,15 +110,10 @@ static int case_low_process(void)
 	if (!EXPECT(!strcmp(cg, want) && weight == WEIGHT, "describe says %s %u", cg, weight))
 		return 1;
 	cgroup_tier_exit();
-	if (!EXPECT(where(getpid(), cg, sizeof(cg)) == 0 && !strcmp(cg, sb.rel), "after exit in %s",
-		    cg))
+	if (!in_cgroup(getpid(), getpid(), sb.rel, "after exit") ||
+	    !in_cgroup(getpid(), tid, sb.rel, "thread after exit"))
 		return 1;
-	if (!EXPECT(where(tid, cg, sizeof(cg)) == 0 && !strcmp(cg, sb.rel),
-		    "thread after exit in %s", cg))
-		return 1;
-	if (!EXPECT(!dir_exists(dir), "%s left behind", dir))
-		return 1;
-	return 0;
+	return EXPECT(!dir_exists(dir), "%s left behind", dir) ? 0 : 1;
 }
 
 static int case_mixed_process(void)
@@ -135,14 +133,11 @@ static int case_mixed_process(void)
 	cgroup_tier_thread(low_tid, true);
 	cgroup_tier_thread(high_tid, false);
 	snprintf(low, sizeof(low), "%s/iotier-low.%d", sb.rel, (int)getpid());
-	if (!EXPECT(where(low_tid, cg, sizeof(cg)) == 0 && !strcmp(cg, low), "low thread in %s",
-		    cg))
+	if (!in_cgroup(getpid(), low_tid, low, "low thread"))
 		return 1;
-	if (!EXPECT(where(high_tid, cg, sizeof(cg)) == 0 && !strcmp(cg, sb.rel),
-		    "high thread in %s", cg))
+	if (!in_cgroup(getpid(), high_tid, sb.rel, "high thread"))
 		return 1;
-	if (!EXPECT(where(getpid(), cg, sizeof(cg)) == 0 && !strcmp(cg, sb.rel),
-		    "main thread in %s", cg))
+	if (!in_cgroup(getpid(), getpid(), sb.rel, "main thread"))
 		return 1;
 	if (!EXPECT(cgroup_describe_task(getpid(), low_tid, cg, sizeof(cg), &weight) == 1 &&
 		    weight == WEIGHT, "low thread weight %u", weight))
@@ -152,16 +147,14 @@ static int case_mixed_process(void)
 		return 1;
 	/* a low thread that turns high goes back */
 	cgroup_tier_thread(low_tid, false);
-	if (!EXPECT(where(low_tid, cg, sizeof(cg)) == 0 && !strcmp(cg, sb.rel),
-		    "re-tiered thread in %s", cg))
+	if (!in_cgroup(getpid(), low_tid, sb.rel, "re-tiered thread"))
 		return 1;
 	cgroup_tier_thread(low_tid, true);
 	cgroup_tier_exit();
 	snprintf(dir, sizeof(dir), "%s/iotier-low.%d", sb.dir, (int)getpid());
 	if (!EXPECT(!dir_exists(dir), "%s left behind", dir))
 		return 1;
-	if (!EXPECT(where(low_tid, cg, sizeof(cg)) == 0 && !strcmp(cg, sb.rel),
-		    "low thread after exit"))
+	if (!in_cgroup(getpid(), low_tid, sb.rel, "low thread after exit"))
 		return 1;
 	return 0;
 }
@@ -203,7 +196,7 @@ static int case_stale(void)
  */
 static int attempt_without_permission(const char *how)
 {
-	char path[] = "/tmp/iotier-cgroup-stderr.XXXXXX", text[1024], cg[PATH_MAX];
+	char path[] = "/tmp/iotier-cgroup-stderr.XXXXXX", text[1024];
 	struct config cfg;
 	int fd = mkstemp(path), saved = dup(2), lines = 0;
 	pid_t tid = gettid_();
@@ -237,7 +230,7 @@ static int attempt_without_permission(const char *how)
 		    "%s: want one warning line, got '%s'", how, text))
 		return 1;
 	fprintf(stderr, "%s: %s", how, text);
-	if (!EXPECT(where(getpid(), cg, sizeof(cg)) == 0 && !strcmp(cg, sb.rel), "moved to %s", cg))
+	if (!in_cgroup(getpid(), getpid(), sb.rel, "moved"))
 		return 1;
 	return 0;
 }
@@ -267,7 +260,6 @@ static int case_not_root(void)
 
 static int case_disabled(void)
 {
-	char cg[PATH_MAX];
 	struct config cfg;
 
 	load_config(&cfg, WEIGHT);
@@ -275,7 +267,7 @@ static int case_disabled(void)
 	if (!EXPECT(cgroup_tier_init(&cfg) == 0 && cgroup_tier_version() == 0, "off"))
 		return 1;
 	cgroup_tier_process(true);
-	if (!EXPECT(where(getpid(), cg, sizeof(cg)) == 0 && !strcmp(cg, sb.rel), "moved to %s", cg))
+	if (!in_cgroup(getpid(), getpid(), sb.rel, "moved"))
 		return 1;
 	cfg.cgroup_mode = CGROUP_V2; /* the host's cgroup2 has no io controller */
 	if (!EXPECT(cgroup_tier_init(&cfg) == -1, "v2 forced on a host without io"))
@@ -370,9 +362,22 @@ static int probe_finish(struct probe *p)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-static int probe_where(const struct probe *p, pid_t tid, char *out, size_t len)
+/* The low cgroup @dir has the test's blkio.bfq.weight. */
+static bool has_weight(const char *dir)
 {
-	return task_cgroup_path(&sb, p->pid, tid, out, len);
+	char path[PATH_MAX + 64], text[64], want[16];
+
+	snprintf(path, sizeof(path), "%s/blkio.bfq.weight", dir);
+	snprintf(want, sizeof(want), "%d", WEIGHT);
+	return EXPECT(read_small(path, text, sizeof(text)) == 0 && !strcmp(text, want),
+		      "%s: '%s', want %s", path, text, want);
+}
+
+/* The probe ended well and its low cgroup went with it. */
+static bool probe_ends_clean(struct probe *p, const char *how)
+{
+	return EXPECT(probe_finish(p) == 0, "probe failed") &&
+	       EXPECT(!dir_exists(p->low_dir), "%s left after %s", p->low_dir, how);
 }
 
 static int prio_of(pid_t tid)
@@ -397,96 +402,61 @@ static int case_shim_low_process(void)
 {
 	static const char *const env[] = { "IOTIER_LOW=comm:cgroup-probe", "IOTIER_LOW_WEIGHT=37",
 					   NULL };
-	char cg[PATH_MAX], path[PATH_MAX + 64], text[64];
 	struct probe p;
 
-	if (!EXPECT(probe_start(&p, env, NULL, "exit", false) == 0, "probe did not start"))
-		return 1;
-	if (!EXPECT(probe_where(&p, p.pid, cg, sizeof(cg)) == 0 && !strcmp(cg, p.low), "main in %s",
-		    cg))
-		return 1;
-	if (!EXPECT(probe_where(&p, p.bg, cg, sizeof(cg)) == 0 && !strcmp(cg, p.low), "bg in %s",
-		    cg))
-		return 1;
-	if (!EXPECT(probe_where(&p, p.fg, cg, sizeof(cg)) == 0 && !strcmp(cg, p.low), "fg in %s",
-		    cg))
-		return 1;
-	snprintf(path, sizeof(path), "%s/blkio.bfq.weight", p.low_dir);
-	if (!EXPECT(read_small(path, text, sizeof(text)) == 0 && !strcmp(text, "37"), "weight %s",
-		    text))
-		return 1;
-	if (!EXPECT(prio_of(p.bg) == IDLE && prio_of(p.fg) == IDLE, "ioprio %x %x", prio_of(p.bg),
-		    prio_of(p.fg)))
-		return 1;
-	if (!EXPECT(probe_finish(&p) == 0, "probe failed"))
-		return 1;
-	if (!EXPECT(!dir_exists(p.low_dir), "%s left after exit()", p.low_dir))
-		return 1;
-	return 0;
+	/* Each check needs the one before: the first failure ends the case. */
+	bool ok = EXPECT(probe_start(&p, env, NULL, "exit", false) == 0, "probe did not start") &&
+		  in_cgroup(p.pid, p.pid, p.low, "main") &&
+		  in_cgroup(p.pid, p.bg, p.low, "bg") &&
+		  in_cgroup(p.pid, p.fg, p.low, "fg") &&
+		  has_weight(p.low_dir) &&
+		  EXPECT(prio_of(p.bg) == IDLE && prio_of(p.fg) == IDLE, "ioprio %x %x",
+			 prio_of(p.bg), prio_of(p.fg)) &&
+		  probe_ends_clean(&p, "exit()");
+
+	return ok ? 0 : 1;
 }
 
 static int case_shim_mixed(void)
 {
 	static const char *const env[] = { "IOTIER_LOW=bg-*", "IOTIER_LOW_WEIGHT=37", NULL };
-	char cg[PATH_MAX];
 	struct probe p;
 
-	if (!EXPECT(probe_start(&p, env, NULL, "exit", false) == 0, "probe did not start"))
-		return 1;
-	if (!EXPECT(probe_where(&p, p.bg, cg, sizeof(cg)) == 0 && !strcmp(cg, p.low), "bg in %s",
-		    cg))
-		return 1;
-	if (!EXPECT(probe_where(&p, p.fg, cg, sizeof(cg)) == 0 && !strcmp(cg, sb.rel), "fg in %s",
-		    cg))
-		return 1;
-	if (!EXPECT(probe_where(&p, p.pid, cg, sizeof(cg)) == 0 && !strcmp(cg, sb.rel),
-		    "main in %s", cg))
-		return 1;
-	if (!EXPECT(prio_of(p.bg) == IDLE && prio_of(p.fg) != IDLE, "ioprio bg %x fg %x",
-		    prio_of(p.bg), prio_of(p.fg)))
-		return 1;
-	if (!EXPECT(probe_finish(&p) == 0, "probe failed"))
-		return 1;
-	if (!EXPECT(!dir_exists(p.low_dir), "%s left after exit()", p.low_dir))
-		return 1;
-	return 0;
+	bool ok = EXPECT(probe_start(&p, env, NULL, "exit", false) == 0, "probe did not start") &&
+		  in_cgroup(p.pid, p.bg, p.low, "bg") &&
+		  in_cgroup(p.pid, p.fg, sb.rel, "fg") &&
+		  in_cgroup(p.pid, p.pid, sb.rel, "main") &&
+		  EXPECT(prio_of(p.bg) == IDLE && prio_of(p.fg) != IDLE, "ioprio bg %x fg %x",
+			 prio_of(p.bg), prio_of(p.fg)) &&
+		  probe_ends_clean(&p, "exit()");
+
+	return ok ? 0 : 1;
 }
 
 static int case_cli_weight(void)
 {
 	static const char *const args[] = { "--cgroup-weight", "37", "--cgroup", "v1", NULL };
-	char cg[PATH_MAX], path[PATH_MAX + 64], text[64];
 	struct probe p;
 
-	if (!EXPECT(probe_start(&p, NULL, args, "_exit", false) == 0, "iotier run did not start"))
-		return 1;
-	if (!EXPECT(probe_where(&p, p.pid, cg, sizeof(cg)) == 0 && !strcmp(cg, p.low), "main in %s",
-		    cg))
-		return 1;
-	if (!EXPECT(probe_where(&p, p.fg, cg, sizeof(cg)) == 0 && !strcmp(cg, p.low), "fg in %s",
-		    cg))
-		return 1;
-	snprintf(path, sizeof(path), "%s/blkio.bfq.weight", p.low_dir);
-	if (!EXPECT(read_small(path, text, sizeof(text)) == 0 && !strcmp(text, "37"), "weight %s",
-		    text))
-		return 1;
-	if (!EXPECT(probe_finish(&p) == 0, "probe failed"))
-		return 1;
-	if (!EXPECT(!dir_exists(p.low_dir), "%s left after _exit()", p.low_dir))
-		return 1;
-	return 0;
+	bool ok = EXPECT(probe_start(&p, NULL, args, "_exit", false) == 0,
+			 "iotier run did not start") &&
+		  in_cgroup(p.pid, p.pid, p.low, "main") &&
+		  in_cgroup(p.pid, p.fg, p.low, "fg") &&
+		  has_weight(p.low_dir) &&
+		  probe_ends_clean(&p, "_exit()");
+
+	return ok ? 0 : 1;
 }
 
 static int case_shim_readonly(void)
 {
 	static const char *const env[] = { "IOTIER_LOW=bg-*", "IOTIER_LOG=warn", NULL };
-	char cg[PATH_MAX], text[1024];
+	char text[1024];
 	struct probe p;
 
 	if (!EXPECT(probe_start(&p, env, NULL, "exit", true) == 0, "probe did not start"))
 		return 1;
-	if (!EXPECT(probe_where(&p, p.bg, cg, sizeof(cg)) == 0 && !strcmp(cg, sb.rel), "bg in %s",
-		    cg))
+	if (!in_cgroup(p.pid, p.bg, sb.rel, "bg"))
 		return 1;
 	if (!EXPECT(prio_of(p.bg) == IDLE && prio_of(p.fg) != IDLE, "ioprio bg %x fg %x",
 		    prio_of(p.bg), prio_of(p.fg)))
@@ -516,11 +486,9 @@ static const struct {
 	{ "disabled", case_disabled },
 };
 
-static void on_signal(int sig)
+static void sandbox_cleanup(void *sandbox)
 {
-	sandbox_destroy(&sb);
-	signal(sig, SIG_DFL);
-	raise(sig);
+	sandbox_destroy(sandbox);
 }
 
 int main(int argc, char **argv)
@@ -544,8 +512,7 @@ int main(int argc, char **argv)
 	ret = sandbox_create(&sb, 1);
 	if (ret < 0)
 		return test_skip("no writable cgroup v1 blkio hierarchy");
-	signal(SIGTERM, on_signal);
-	signal(SIGINT, on_signal);
+	test_cleanup_add(sandbox_cleanup, &sb); /* on every exit, signals included */
 	snprintf(probe, sizeof(probe), "%s/blkio.bfq.weight", sb.dir);
 	if (access(probe, F_OK) < 0) {
 		sandbox_destroy(&sb);
