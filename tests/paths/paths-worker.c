@@ -63,6 +63,22 @@ static void run_batch(struct batch *b)
 	pthread_join(t, NULL);
 }
 
+/*
+ * The three batches of a reads scenario, one thread each, through @ctx and @run: untagged
+ * control reads, low reads (@low_name matches bg-*) that must carry idle, and low reads
+ * with an explicit be:2 that must keep it.
+ */
+static void run_batches(void *ctx, int (*run)(struct batch *), const char *low_name)
+{
+	struct batch control = { "fg-control", 64, 8192, 0, 0, 0, ctx, run };
+	struct batch low = { low_name, 64, 4096, 512 << 10, 0, IDLE, ctx, run };
+	struct batch expl = { "bg-explicit", 32, 16384, 256 << 10, BE2, BE2, ctx, run };
+
+	run_batch(&control);
+	run_batch(&low);
+	run_batch(&expl);
+}
+
 static off_t batch_offset(const struct batch *b, unsigned i)
 {
 	return (off_t)i * (1 << 20) + b->skew;
@@ -120,13 +136,7 @@ static int scenario_uring(bool sqpoll)
 		fprintf(stderr, "io_uring_queue_init_params: %s\n", strerror(-ret));
 		return T_EXIT_FAIL;
 	}
-	struct batch control = { "fg-control", 64, 8192, 0, 0, 0, &ring, uring_batch };
-	struct batch low = { "bg-uring", 64, 4096, 512 << 10, 0, IDLE, &ring, uring_batch };
-	struct batch expl = { "bg-explicit", 32, 16384, 256 << 10, BE2, BE2, &ring, uring_batch };
-
-	run_batch(&control);
-	run_batch(&low);
-	run_batch(&expl);
+	run_batches(&ring, uring_batch, "bg-uring");
 	io_uring_queue_exit(&ring);
 	return test_result();
 }
@@ -280,13 +290,7 @@ static int scenario_aio(void)
 		fprintf(stderr, "io_setup: %s\n", strerror(-ret));
 		return T_EXIT_FAIL;
 	}
-	struct batch control = { "fg-control", 64, 8192, 0, 0, 0, &ctx, aio_batch };
-	struct batch low = { "bg-aio", 64, 4096, 512 << 10, 0, IDLE, &ctx, aio_batch };
-	struct batch expl = { "bg-explicit", 32, 16384, 256 << 10, BE2, BE2, &ctx, aio_batch };
-
-	run_batch(&control);
-	run_batch(&low);
-	run_batch(&expl);
+	run_batches(&ctx, aio_batch, "bg-aio");
 	io_destroy(ctx);
 	return test_result();
 }

@@ -63,6 +63,25 @@ static int cgroup_of(pid_t pid, pid_t tid, char *out, size_t len)
 	return 0;
 }
 
+/* Thread @tid of @pid is in cgroup @want; else say where it is. */
+static bool in_cgroup(pid_t pid, pid_t tid, const char *want, const char *who)
+{
+	char cg[256] = "";
+
+	return EXPECT(cgroup_of(pid, tid, cg, sizeof(cg)) == 0 && !strcmp(cg, want),
+		      "%s: in %s, want %s", who, cg, want);
+}
+
+/* @file of cgroup @cg starts with the line @want ("default 10"). */
+static bool weight_is(const char *cg, const char *file, const char *want)
+{
+	char path[256], text[256];
+
+	snprintf(path, sizeof(path), CG "%s/%s", cg, file);
+	return EXPECT(read_small(path, text, sizeof(text)) == 0 && first_line_is(text, want),
+		      "%s '%s', want '%s'", path, text, want);
+}
+
 static bool exists(const char *path)
 {
 	struct stat s;
@@ -124,38 +143,37 @@ static int probe_finish(struct probe *p)
 static char *const base_env[] = { "LD_PRELOAD=" SHIM, "IOTIER_LOW=comm:cgroup-probe",
 				  "IOTIER_LOW_WEIGHT=10", "PATH=/bin", NULL };
 
+/* The probe ended well and its low cgroup @cg went with it. */
+static bool probe_ends_clean(struct probe *p, const char *cg)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), CG "%s", cg);
+	return EXPECT(probe_finish(p) == 0, "probe failed") &&
+	       EXPECT(!exists(path), "%s left behind", path);
+}
+
 static int check_weights(void)
 {
 	char *argv[] = { BIN "cgroup-probe", "exit", NULL };
-	char cg[256], want[64], path[256], text[256];
+	char want[64], text[256];
 	struct probe p;
 
 	if (!EXPECT(probe_start(&p, base_env, argv) == 0, "probe did not start"))
 		return 1;
 	snprintf(want, sizeof(want), "/iotier-low.%d", (int)p.pid);
-	if (!EXPECT(cgroup_of(p.pid, p.pid, cg, sizeof(cg)) == 0 && !strcmp(cg, want), "main in %s",
-		    cg))
+	if (!in_cgroup(p.pid, p.pid, want, "main"))
 		return 1;
-	if (!EXPECT(cgroup_of(p.pid, p.bg, cg, sizeof(cg)) == 0 && !strcmp(cg, want), "bg in %s",
-		    cg))
+	if (!in_cgroup(p.pid, p.bg, want, "bg"))
 		return 1;
 	if (!EXPECT(read_small(CG "/cgroup.subtree_control", text, sizeof(text)) == 0 &&
 		    strstr(text, "io") && strstr(text, "memory"), "subtree_control '%s'", text))
 		return 1;
-	snprintf(path, sizeof(path), CG "%s/io.weight", want);
-	if (!EXPECT(read_small(path, text, sizeof(text)) == 0 && first_line_is(text, "default 10"),
-		    "io.weight '%s'", text))
+	if (!weight_is(want, "io.weight", "default 10"))
 		return 1;
-	snprintf(path, sizeof(path), CG "%s/io.bfq.weight", want);
-	if (!EXPECT(read_small(path, text, sizeof(text)) == 0 && first_line_is(text, "default 10"),
-		    "io.bfq.weight '%s'", text))
+	if (!weight_is(want, "io.bfq.weight", "default 10"))
 		return 1;
-	if (!EXPECT(probe_finish(&p) == 0, "probe failed"))
-		return 1;
-	snprintf(path, sizeof(path), CG "%s", want);
-	if (!EXPECT(!exists(path), "%s left behind", path))
-		return 1;
-	return 0;
+	return probe_ends_clean(&p, want) ? 0 : 1;
 }
 
 /*
@@ -190,14 +208,12 @@ static int check_no_thread_split(void)
 {
 	char *env[] = { "LD_PRELOAD=" SHIM, "IOTIER_LOW=bg-*", "PATH=/bin", NULL };
 	char *argv[] = { BIN "cgroup-probe", "exit", NULL };
-	char cg[256];
 	struct probe p;
 	long prio;
 
 	if (!EXPECT(probe_start(&p, env, argv) == 0, "probe did not start"))
 		return 1;
-	if (!EXPECT(cgroup_of(p.pid, p.bg, cg, sizeof(cg)) == 0 && !strcmp(cg, "/"), "bg in %s",
-		    cg))
+	if (!in_cgroup(p.pid, p.bg, "/", "bg"))
 		return 1;
 	prio = syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, p.bg);
 	if (!EXPECT(prio == IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0), "bg ioprio %lx", prio))
@@ -212,25 +228,17 @@ static int check_cli(void)
 	char *env[] = { "IOTIER_SHIM=" SHIM, "PATH=/bin", NULL };
 	char *argv[] = { BIN "iotier", "run", "--cgroup-weight", "250", "--", BIN "cgroup-probe",
 			 "_exit", NULL };
-	char cg[256], want[64], path[256], text[256];
+	char want[64];
 	struct probe p;
 
 	if (!EXPECT(probe_start(&p, env, argv) == 0, "iotier run did not start"))
 		return 1;
 	snprintf(want, sizeof(want), "/iotier-low.%d", (int)p.pid);
-	if (!EXPECT(cgroup_of(p.pid, p.fg, cg, sizeof(cg)) == 0 && !strcmp(cg, want), "fg in %s",
-		    cg))
+	if (!in_cgroup(p.pid, p.fg, want, "fg"))
 		return 1;
-	snprintf(path, sizeof(path), CG "%s/io.weight", want);
-	if (!EXPECT(read_small(path, text, sizeof(text)) == 0 &&
-		    first_line_is(text, "default 250"), "io.weight '%s'", text))
+	if (!weight_is(want, "io.weight", "default 250"))
 		return 1;
-	if (!EXPECT(probe_finish(&p) == 0, "probe failed"))
-		return 1;
-	snprintf(path, sizeof(path), CG "%s", want);
-	if (!EXPECT(!exists(path), "%s left behind", path))
-		return 1;
-	return 0;
+	return probe_ends_clean(&p, want) ? 0 : 1;
 }
 
 /* wbytes of @dev ("MAJ:MIN") in @cgroup's io.stat */
