@@ -205,6 +205,29 @@ static int run_loads(struct load *loads, size_t n)
 	return 0;
 }
 
+/*
+ * Trace @n loads with `iotier lat @extra`: start the tracer, run the loads, give the last
+ * completion's handler @settle_ms to finish (no timing is asserted) and stop it. Returns 0
+ * with the tracer's output in *@out, or says what failed and returns T_EXIT_FAIL.
+ */
+static int trace_loads(const char *const *extra, struct load *loads, size_t n,
+		       unsigned settle_ms, char **out)
+{
+	struct tracer t;
+	int ret, st;
+
+	if (tracer_start(&t, extra) < 0)
+		return test_fail("iotier lat did not start");
+	ret = run_loads(loads, n);
+	usleep(settle_ms * 1000);
+	st = tracer_stop(&t, out);
+	if (ret)
+		return test_fail("load failed");
+	if (st != 0)
+		return test_fail("iotier lat exited %d", st);
+	return 0;
+}
+
 /* ---- checking the JSON ---- */
 
 static json_t *last_report(const char *text)
@@ -316,21 +339,13 @@ static int mode_exact(const char *attach)
 		{ IOPRIO_CLASS_RT, 0, 11, 16384, 32 << 20, 0 },
 	};
 	const char *extra[] = { "--format", "json", "--attach", attach, NULL };
-	struct tracer t;
 	char *out = NULL;
 	json_t *rep;
-	int ret, st;
+	int ret;
 
-	if (tracer_start(&t, extra) < 0)
-		return test_fail("iotier lat did not start");
-	ret = run_loads(loads, 3);
-	/* Let the last completion's handler finish; no timing is asserted. */
-	usleep(100 * 1000);
-	st = tracer_stop(&t, &out);
+	ret = trace_loads(extra, loads, 3, 100, &out);
 	if (ret)
-		return test_fail("load failed");
-	if (st != 0)
-		return test_fail("iotier lat exited %d", st);
+		return ret;
 	rep = last_report(out);
 	if (!rep)
 		return test_fail("no JSON report in: %s", out);
@@ -592,15 +607,11 @@ static int mode_text(void)
 	struct load loads[] = { { IOPRIO_CLASS_IDLE, 0, 9, 4096, 0, 0 } };
 	const char *extra[] = { "-H", NULL };
 	char *out = NULL, want[128];
-	struct tracer t;
 	int st;
 
-	if (tracer_start(&t, extra) < 0)
-		return test_fail("iotier lat did not start");
-	st = run_loads(loads, 1);
-	usleep(100 * 1000);
-	if (tracer_stop(&t, &out) != 0 || st)
-		return test_fail("iotier lat or the load failed");
+	st = trace_loads(extra, loads, 1, 100, &out);
+	if (st)
+		return st;
 	printf("%s", out);
 	snprintf(want, sizeof(want), "%-10s %-7s %-7s %9u ", dev.name, "read", "idle:0", 9);
 	if (!strstr(out, "DEVICE") || !strstr(out, "P99.9") || !strstr(out, want))
@@ -629,16 +640,12 @@ static int mode_prom(void)
 		{ IOPRIO_CLASS_BE, 0, 17, 4096, 16 << 20, 0 },
 	};
 	const char *extra[] = { "--format", "prom", NULL };
-	struct tracer t;
 	char *out = NULL, want[256];
 	int st;
 
-	if (tracer_start(&t, extra) < 0)
-		return test_fail("iotier lat did not start");
-	st = run_loads(loads, 2);
-	usleep(100 * 1000);
-	if (tracer_stop(&t, &out) != 0 || st)
-		return test_fail("iotier lat or the load failed");
+	st = trace_loads(extra, loads, 2, 100, &out);
+	if (st)
+		return st;
 	printf("%s", out);
 	st = pipe_into("promtool check metrics", out);
 	if (st != 0)
@@ -661,24 +668,14 @@ static int mode_schema(const char *schema)
 	const char *extra[] = { "--format", "json", "--interval", "0.2", "--by", "class", NULL };
 	const char *extra2[] = { "--format", "json", "--device", NULL };
 	char cmd[PATH_MAX + 256], path[] = "/tmp/iotier-lat-json.XXXXXX";
-	struct tracer t;
 	char *out = NULL, *out2 = NULL;
 	FILE *f;
 	int fd, st;
 
 	/* Two runs: per-interval reports merged by class, and one device-latency report. */
-	if (tracer_start(&t, extra) < 0)
-		return test_fail("iotier lat did not start");
-	st = run_loads(loads, 1);
-	usleep(500 * 1000);
-	if (tracer_stop(&t, &out) != 0 || st)
-		return test_fail("iotier lat or the load failed");
-	if (tracer_start(&t, extra2) < 0)
-		return test_fail("iotier lat did not start");
-	st = run_loads(loads, 1);
-	usleep(100 * 1000);
-	if (tracer_stop(&t, &out2) != 0 || st)
-		return test_fail("iotier lat or the load failed");
+	if ((st = trace_loads(extra, loads, 1, 500, &out)) ||
+	    (st = trace_loads(extra2, loads, 1, 100, &out2)))
+		return st;
 	fd = mkstemp(path);
 	if (fd < 0 || !(f = fdopen(fd, "w")))
 		return test_fail("mkstemp");
