@@ -900,13 +900,10 @@ int main(int argc, char **argv)
 			     argv[3] : "mq-deadline", 0);
 	if (ret == -EPERM || ret == -ENOENT || ret == -ENXIO || ret == -EACCES)
 		return test_skip("cannot create a loop device");
-	if (ret < 0) {
-		fprintf(stderr, "FAIL: loopdev_create: %s\n", strerror(-ret));
-		return T_EXIT_FAIL;
-	}
+	if (ret < 0)
+		return test_fail("loopdev_create: %s", strerror(-ret));
 	/* Stray reads from udev probing a new device must not land inside the measurement. */
-	if (system("command -v udevadm >/dev/null && udevadm settle -t 5 2>/dev/null") < 0)
-		usleep(1000);
+	loopdev_settle();
 	if (!strcmp(mode, "exact") && argc > 5 && !strcmp(argv[5], "unmounted") &&
 	    (ret = unmount_tracing_fs()) < 0) {
 		loopdev_destroy(&dev);

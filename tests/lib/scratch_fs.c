@@ -105,6 +105,7 @@ int scratch_fs_create(struct scratch_fs *fs, const struct scratch_fs_opts *o)
 		return ret;
 	}
 	fs->mounted = true;
+	loopdev_settle(); /* udev probes the new file system; not during the test's counting */
 	return 0;
 }
 
