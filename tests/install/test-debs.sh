@@ -54,19 +54,21 @@ if [ "${1:-}" = --inside ]; then
 fi
 
 source_root=$(realpath "$1") vmlinux_h=$(realpath "$2")
-# shellcheck source=tests/install/skip.sh
-source "$here/skip.sh"
-require_root_and unshare setpriv chroot dpkg-buildpackage dh lintian cc pkg-config man
-[ -f /usr/share/bash-completion/bash_completion ] || skip "bash-completion is not installed"
+# shellcheck source=tests/lib/testlib.sh
+. "$here/../lib/testlib.sh"
+[ "$(id -u)" = 0 ] || test_skip "needs root (mount namespaces, chroot)"
+for p in unshare setpriv chroot dpkg-buildpackage dh lintian cc pkg-config man; do
+  command -v "$p" > /dev/null || test_skip "$p is not installed (scripts/setup installs it)"
+done
+[ -f /usr/share/bash-completion/bash_completion ] || test_skip "bash-completion is not installed"
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 # The chroot starts as a copy of the host: with iotier already there, it could not show
 # what the packages install.
 if [ -e /usr/bin/iotier ] || dpkg-query -W libiotier0 > /dev/null 2>&1; then
-  skip "iotier or libiotier0 is installed on this host"
+  test_skip "iotier or libiotier0 is installed on this host"
 fi
 
-scratch=$(mktemp -d /tmp/iotier-debs.XXXXXX)
-trap 'rm -rf "$scratch"' EXIT
+test_tmpdir scratch /tmp/iotier-debs.XXXXXX
 chmod 755 "$scratch"
 mkdir -p "$scratch/src/iotier" "$scratch/home" "$scratch/work" "$scratch/out" "$scratch/overlay"
 # The tree as git sees it (tracked and new files, nothing ignored such as build dirs).

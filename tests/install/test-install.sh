@@ -21,14 +21,16 @@ if [ "${1:-}" = --inside ]; then
 fi
 
 build=$(realpath "$1") source=$(realpath "$2") prefix=$3 libdir=$4
-# shellcheck source=tests/install/skip.sh
-source "$here/skip.sh"
-require_root_and unshare meson cc pkg-config man bash
-[ -d "$prefix" ] || skip "$prefix does not exist on this host, so nothing can be laid over it"
-[ -f /usr/share/bash-completion/bash_completion ] || skip "bash-completion is not installed"
+# shellcheck source=tests/lib/testlib.sh
+. "$here/../lib/testlib.sh"
+[ "$(id -u)" = 0 ] || test_skip "needs root (mount namespaces, chroot)"
+for p in unshare meson cc pkg-config man bash; do
+  command -v "$p" > /dev/null || test_skip "$p is not installed (scripts/setup installs it)"
+done
+[ -d "$prefix" ] || test_skip "$prefix does not exist on this host, so nothing can be laid over it"
+[ -f /usr/share/bash-completion/bash_completion ] || test_skip "bash-completion is not installed"
 
-scratch=$(mktemp -d /tmp/iotier-install.XXXXXX)
-trap 'rm -rf "$scratch"' EXIT
+test_tmpdir scratch /tmp/iotier-install.XXXXXX
 mkdir "$scratch/work"
 if ! meson install -C "$build" --no-rebuild --quiet --destdir "$scratch/dest" > "$scratch/install.log" 2>&1; then
   echo "FAIL: meson install --destdir:"; cat "$scratch/install.log"
