@@ -365,13 +365,17 @@ struct state_slot *thread_attach_self(void)
 		self_slot = &inert_slot;
 		return self_slot;
 	}
+	/* A signal handler's I/O until self_slot is set must not attach us a second time. */
+	in_shim++;
 	slot = slot_alloc();
 	if (!slot) {
 		self_slot = &inert_slot;
+		in_shim--;
 		return self_slot;
 	}
 	__atomic_store_n(&slot->handle, (uint64_t)pthread_self(), __ATOMIC_RELEASE);
 	thread_start_tracking(slot);
+	in_shim--;
 	return slot;
 }
 
