@@ -24,5 +24,7 @@ static inline int comm_fd_watched(int fd)
 
 /* The name behind @fd may have changed: read it back and re-evaluate that thread. */
 SHIM_HIDDEN void comm_fd_written(int fd);
+/* The same for thread @tid, once its comm fd is closed (0 or less: nothing to do). */
+SHIM_HIDDEN void comm_tid_written(pid_t tid);
 
 #endif
