@@ -336,13 +336,15 @@ int threads_init(void)
 
 void thread_start_tracking(struct state_slot *slot)
 {
+	char name[16];
+
 	if (slot->base_ioprio < 0) {
 		slot->base_ioprio = shim_ioprio_get(0);
 		slot->applied_ioprio = slot->base_ioprio;
 	}
-	if (!slot->name[0]) {
-		char name[16];
-
+	/* Atomically: the creator may be naming us right now (pthread_setname_np by handle). */
+	slot_load_name(slot, name);
+	if (!name[0]) {
 		shim_get_own_name(name);
 		slot_store_name(slot, name);
 	}
