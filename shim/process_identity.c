@@ -54,8 +54,10 @@ static void locate_argument_area(void)
 		while (*p && *p != ' ')
 			p++;
 	}
-	if (proc.arg_end <= proc.arg_start || proc.arg_end - proc.arg_start > TITLE_MAX)
+	if (proc.arg_end <= proc.arg_start)
 		proc.arg_start = proc.arg_end = 0;
+	else if (proc.arg_end - proc.arg_start > TITLE_MAX)
+		proc.arg_end = proc.arg_start + TITLE_MAX; /* rules match the first 4 KiB */
 }
 
 /*
