@@ -70,7 +70,12 @@ EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 	char name[16];
 	int ret, saved = errno;
 
-	if (in_shim)
+	/*
+	 * In a fresh child, reset the inherited table before a new thread can see it: a
+	 * thread created before the atfork handlers ran (ThreadSanitizer restarts its own
+	 * there) would otherwise reset it too, at the same time, keeping itself instead.
+	 */
+	if (in_shim || !shim_fork_check())
 		return REAL(pthread_create)(thread, attr, start, arg);
 	creator = self_slot ? self_slot : thread_attach_self();
 	slot = creator && !slot_is_inert(creator) ? slot_alloc() : NULL;
@@ -93,7 +98,10 @@ EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	*start_mask_of(slot) = mask_to_word(&old);
-	ret = REAL(pthread_create)(thread, attr, tracked_start, slot);
+	real_resolve();
+	in_shim++;
+	ret = real_tracked_pthread_create(thread, attr, tracked_start, slot);
+	in_shim--;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (ret != 0) {
 		slot_free(slot);
