@@ -83,6 +83,9 @@ static void fork_child(void)
 {
 	if (atomic_load(&shim.status) != SHIM_ACTIVE)
 		return;
+	/* Reset already, by a pthread_create() in the child before the atfork handlers ran. */
+	if (shim.table && shim.table->header.pid == (pid_t)syscall(SYS_getpid))
+		return;
 	threads_after_fork_child();
 	process_after_fork_child();
 }
