@@ -686,14 +686,17 @@ void cgroup_tier_exit(void)
 
 	if (!st.version || (pid_t)syscall(SYS_getpid) != st.pid || !st.owned)
 		goto out;
-	if (!__atomic_load_n(&st.ready, __ATOMIC_RELAXED) && !st.placed)
+	if (!__atomic_load_n(&st.ready, __ATOMIC_RELAXED) &&
+	    !__atomic_load_n(&st.placed, __ATOMIC_RELAXED))
 		goto out;
 	/* v1 threads may sit in the child even when the process does not: move them all. If
 	 * that failed, our live threads hold the cgroup and waiting would not help. */
 	moved = move_to(st.parent, "cgroup.procs", st.pid) == 0;
 	/* EBUSY when a forked child still uses it; the next run's init removes it when empty */
 	remove_child_when_threads_gone(moved ? 50 : 1);
-	st.ready = st.placed = 0;
+	/* other threads may still be running and reading these */
+	__atomic_store_n(&st.ready, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&st.placed, 0, __ATOMIC_RELAXED);
 out:
 	errno = saved;
 }
