@@ -62,7 +62,7 @@ static void *parked(void *arg)
 {
 	char c;
 
-	*(pid_t *)arg = gettid_();
+	__atomic_store_n((pid_t *)arg, gettid_(), __ATOMIC_RELEASE);
 	while (read(park_fd[0], &c, 1) < 0 && errno == EINTR)
 		;
 	return NULL;

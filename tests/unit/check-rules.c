@@ -17,10 +17,10 @@ static char err[RULE_ERROR_MAX];
 
 /*
  * Count the program's mallocs, glibc's own included (its internal calls go through the
- * interposable symbol), to show matching allocates nothing. Not under ASan, whose runtime
- * owns malloc itself.
+ * interposable symbol), to show matching allocates nothing. Not under ASan or TSan, whose
+ * runtimes own malloc themselves.
  */
-#ifndef __SANITIZE_ADDRESS__
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 #define COUNTS_MALLOC 1
 extern void *__libc_malloc(size_t size);
 static unsigned mallocs;
