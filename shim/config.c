@@ -344,17 +344,14 @@ int config_load(struct config *cfg, config_lookup_fn lookup, void *ctx, const ch
  * Raw syscalls, not libc's open/read: inside the shim those names are our own wrappers, and
  * the configuration is read before they are ready.
  */
-int config_read_file(const char *path, char *buf, size_t len)
+int config_read_fd(int fd, char *buf, size_t len, size_t *used_out)
 {
 	size_t used = 0;
-	long fd, n = 0;
+	long n = 0;
 	int read_errno = 0;
 
-	fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
 	while (used + 1 < len) {
-		n = syscall(SYS_read, (int)fd, buf + used, len - 1 - used);
+		n = syscall(SYS_read, fd, buf + used, len - 1 - used);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
@@ -363,9 +360,23 @@ int config_read_file(const char *path, char *buf, size_t len)
 		}
 		used += (size_t)n;
 	}
-	syscall(SYS_close, (int)fd);
 	if (used + 1 >= len)
 		return -EFBIG;
 	buf[used] = '\0';
+	if (used_out)
+		*used_out = used;
 	return -read_errno;
+}
+
+int config_read_file(const char *path, char *buf, size_t len)
+{
+	long fd;
+	int ret;
+
+	fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = config_read_fd((int)fd, buf, len, NULL);
+	syscall(SYS_close, (int)fd);
+	return ret;
 }

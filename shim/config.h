@@ -65,7 +65,19 @@ int config_parse_size(const char *text, uint64_t *out, char *err, size_t errlen)
 /* Does @path match one of the IOTIER_DROP_BEHIND globs? */
 bool config_drop_behind_matches(const struct config *cfg, const char *path);
 
-/* Read a whole small file (a config file) into @buf with a NUL; returns 0 or -errno. */
+/* Read a whole small file (a /proc file) into @buf with a NUL; returns 0 or -errno. */
 int config_read_file(const char *path, char *buf, size_t len);
+/* The same from an open @fd; *@used (if not NULL) gets the bytes read. */
+int config_read_fd(int fd, char *buf, size_t len, size_t *used);
+
+#define CONFIG_FILE_MAX (64 * 1024) /* an IOTIER_CONFIG file, its terminating NUL included */
+
+/*
+ * Read the IOTIER_CONFIG file @path into @buf (CONFIG_FILE_MAX bytes). Only a regular text
+ * file is read, and it is opened without blocking: a FIFO would hang the program's
+ * constructor, /dev/stdin would eat its input, and a NUL byte would hide what follows.
+ * Returns 0, or -1 with the reason in @err (config_file.c).
+ */
+int config_file_read(const char *path, char *buf, char *err, size_t errlen);
 
 #endif

@@ -27,18 +27,16 @@ static const char *lookup_env(const char *key, void *ctx)
 
 static int load_config(void)
 {
-	static char file_text[64 * 1024];
+	static char file_text[CONFIG_FILE_MAX];
 	const char *file = getenv("IOTIER_CONFIG");
 	char err[RULE_ERROR_MAX + 64];
 	const char *text = NULL;
 
 	/* A setuid program must not take policy from a file its caller names. */
 	if (file && *file && !getauxval(AT_SECURE)) {
-		int ret = config_read_file(file, file_text, sizeof(file_text));
-
-		if (ret < 0) {
+		if (config_file_read(file, file_text, err, sizeof(err)) < 0) {
 			shim_warn_once(WARN_CONFIG, "IOTIER_CONFIG=%s: %s; iotier is off for this "
-				       "process", file, strerrordesc_np(-ret));
+				       "process", file, err);
 			return -1;
 		}
 		text = file_text;

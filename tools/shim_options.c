@@ -83,18 +83,14 @@ static const char *lookup_env(const char *key, void *ctx)
 
 int shim_config_check(const char *cmd, const struct shim_flags *flags, struct config *cfg)
 {
-	static char file_text[64 * 1024];
+	static char file_text[CONFIG_FILE_MAX];
 	const char *file = getenv("IOTIER_CONFIG");
 	char err[RULE_ERROR_MAX + 64];
 
 	if (flags->empty_flag)
 		return usage_error(cmd, "%s needs at least one rule, not ''", flags->empty_flag);
-	if (file && *file) {
-		int ret = config_read_file(file, file_text, sizeof(file_text));
-
-		if (ret < 0)
-			return usage_error(cmd, "--config %s: %s", file, strerror(-ret));
-	}
+	if (file && *file && config_file_read(file, file_text, err, sizeof(err)) < 0)
+		return usage_error(cmd, "--config %s: %s", file, err);
 	if (config_load(cfg, lookup_env, NULL, file && *file ? file_text : NULL, err,
 			sizeof(err)) < 0)
 		return usage_error(cmd, "%s", err);

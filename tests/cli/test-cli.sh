@@ -45,6 +45,25 @@ expect_usage_error "--high needs at least one rule" run --high '' -- "${touch_cm
 expect_usage_error "--low needs at least one rule" check --low '' -e 'low.count >= 0' -- "${touch_cmd[@]}"
 IOTIER_LOW= "$iotier" run -- true || { echo "FAIL: empty IOTIER_LOW refused"; fail=1; }
 expect_usage_error "--config $work/none" run --config "$work/none" -- "${touch_cmd[@]}"
+# A FIFO as the config file is refused at once, by the CLI and by the shim (which used to
+# hang the program's constructor waiting for a writer).
+mkfifo "$work/fifo"
+timeout 10 "$iotier" run --config "$work/fifo" -- "${touch_cmd[@]}" 2> "$work/err"
+rc=$?
+if [ $rc -ne 2 ] || ! grep -qF -- "--config $work/fifo: not a regular file" "$work/err"; then
+  echo "FAIL: run --config FIFO: exit $rc (124: it hung), want 2:"; cat "$work/err"; fail=1
+fi
+shim=$(dirname "$iotier")/../shim/libiotier.so
+out=$(echo input | timeout 10 env IOTIER_CONFIG="$work/fifo" \
+  LD_PRELOAD="$shim${LD_PRELOAD:+ $LD_PRELOAD}" cat 2> "$work/err")
+rc=$?
+if [ $rc -ne 0 ] || [ "$out" != input ] || [ "$(grep -c 'not a regular file' "$work/err")" -ne 1 ]; then
+  echo "FAIL: IOTIER_CONFIG=FIFO under the shim: exit $rc (124: it hung), output '$out':"
+  cat "$work/err"; fail=1
+fi
+out=$(echo input | timeout 10 env IOTIER_CONFIG=/dev/stdin \
+  LD_PRELOAD="$shim${LD_PRELOAD:+ $LD_PRELOAD}" cat 2> /dev/null)
+[ "$out" = input ] || { echo "FAIL: IOTIER_CONFIG=/dev/stdin ate the program's input"; fail=1; }
 printf 'IOTIER_LOW = bg-*\nIOTIER_BOGUS = 1\n' > "$work/bad.conf"
 expect_usage_error "IOTIER_CONFIG line 2: unknown key 'IOTIER_BOGUS'" run --config "$work/bad.conf" -- "${touch_cmd[@]}"
 # Low-path flags (docs/low-paths.md) are validated like the rules.
