@@ -264,13 +264,28 @@ static int apply(struct config *cfg, int index, const char *value, const char *w
 }
 
 /*
+ * Where a value's comment starts: a '#' at its start or after a blank ("IOTIER_LOW=comm:db
+ * # the db"); a '#' inside a glob ("comm:db#1") is kept, and "\\#" is a literal one.
+ */
+static size_t value_length(const char *v, size_t vlen)
+{
+	for (size_t i = 0; i < vlen; i++)
+		if (v[i] == '#' && (i == 0 || v[i - 1] == ' ' || v[i - 1] == '\t'))
+			return i;
+	return vlen;
+}
+
+/*
  * Parse KEY=VALUE lines; a file value is skipped when the environment sets the same key.
- * The text is not modified: values are copied into a bounded buffer one at a time.
+ * The text is not modified: values are copied one at a time into a buffer as large as a
+ * whole file, so a file takes any value the environment takes. Static, not on the stack: a
+ * thread's first I/O may load the configuration on a small stack; loading happens once,
+ * under pthread_once in the shim and on one thread in the CLI.
  */
 static int apply_file(struct config *cfg, const char *text, config_lookup_fn lookup, void *ctx,
 		      char *err, size_t errlen)
 {
-	char value[RULES_MAX * 8 + RULE_GLOB_MAX];
+	static char value[CONFIG_FILE_MAX];
 	unsigned lineno = 0;
 
 	for (const char *line = text; line && *line;) {
@@ -305,7 +320,7 @@ static int apply_file(struct config *cfg, const char *text, config_lookup_fn loo
 		v = eq + 1;
 		while (v < end && (*v == ' ' || *v == '\t'))
 			v++;
-		vlen = (size_t)(end - v);
+		vlen = value_length(v, (size_t)(end - v));
 		while (vlen && (v[vlen - 1] == ' ' || v[vlen - 1] == '\t' || v[vlen - 1] == '\r'))
 			vlen--;
 		if (vlen >= sizeof(value)) {

@@ -2,7 +2,8 @@
 /*
  * check-config-file.c: unit tests for the IOTIER_CONFIG file: only a regular text file is
  * read, and without blocking (a FIFO, a terminal or a pipe on /dev/stdin is refused at
- * once); and a NUL byte, which would hide the rest of the file, refused.
+ * once); a value as long as the environment would take it; a comment after a value; and a
+ * NUL byte, which would hide the rest of the file, refused.
  */
 #include <check.h>
 #include <fcntl.h>
@@ -15,13 +16,13 @@
 
 #include "config.h"
 
-static struct config cfg __attribute__((unused)); /* large: rule globs are inline */
+static struct config cfg; /* large: rule globs are inline */
 static char err[RULE_ERROR_MAX + 64];
 static char text[CONFIG_FILE_MAX];
 static char dir[] = "/tmp/iotier-config-file.XXXXXX";
 static char path[sizeof(dir) + 32];
 
-__attribute__((unused)) static const char *no_env(const char *key, void *ctx)
+static const char *no_env(const char *key, void *ctx)
 {
 	(void)key;
 	(void)ctx;
@@ -90,6 +91,37 @@ START_TEST(test_regular_file_read)
 }
 END_TEST
 
+/* 100 rules of 20 bytes: about 2 KB, which --low takes and the file refused over 1,279. */
+START_TEST(test_long_value)
+{
+	size_t n = (size_t)sprintf(text, "IOTIER_LOW=");
+
+	for (int i = 0; i < 100; i++)
+		n += (size_t)sprintf(text + n, "%sthread:worker-%05d", i ? ", " : "", i);
+	strcpy(text + n, "\n");
+	ck_assert_int_eq(config_load(&cfg, no_env, NULL, text, err, sizeof(err)), 0);
+	ck_assert_uint_eq(cfg.rules.low.count, 100);
+	ck_assert_str_eq(cfg.rules.low.rules[99].glob, "worker-00099");
+}
+END_TEST
+
+START_TEST(test_comment_after_value)
+{
+	ck_assert_int_eq(config_load(&cfg, no_env, NULL,
+				     "IOTIER_LOW=comm:mydb # the db\nIOTIER_HIGH=db#1\t# one\n"
+				     "IOTIER_LOW_CLASS=be:7#\n",
+				     err, sizeof(err)), -1);
+	/* "be:7#": no blank before '#', so it is part of the value, and a bad class */
+	ck_assert_str_eq(err, "IOTIER_CONFIG line 3: IOTIER_LOW_CLASS: bad low class 'be:7#': "
+			 "expected idle or be:0 to be:7");
+	ck_assert_int_eq(config_load(&cfg, no_env, NULL,
+				     "IOTIER_LOW=comm:mydb # the db\nIOTIER_HIGH=db#1\t# one\n",
+				     err, sizeof(err)), 0);
+	ck_assert_str_eq(cfg.rules.low.rules[0].glob, "mydb");
+	ck_assert_str_eq(cfg.rules.high.rules[0].glob, "db#1");
+}
+END_TEST
+
 static Suite *config_file_suite(void)
 {
 	Suite *s = suite_create("config-file");
@@ -100,6 +132,8 @@ static Suite *config_file_suite(void)
 	tcase_add_test(tc, test_stdin_pipe_refused);
 	tcase_add_test(tc, test_nul_byte_refused);
 	tcase_add_test(tc, test_regular_file_read);
+	tcase_add_test(tc, test_long_value);
+	tcase_add_test(tc, test_comment_after_value);
 	suite_add_tcase(s, tc);
 	return s;
 }
