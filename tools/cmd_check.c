@@ -335,8 +335,11 @@ static int check_main(int argc, char **argv)
 		exit_code = usage_error("check", "--json '%s': %s", a.json, strerror(errno));
 		goto cleanup;
 	}
-	if (shim_preload_for("check"))
+	ret = shim_preload_for("check");
+	if (ret) {
+		exit_code = ret;
 		goto cleanup;
+	}
 	report = check_report_new();
 	if (!report) {
 		fprintf(stderr, "iotier check: out of memory\n");
