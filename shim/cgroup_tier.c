@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "tree_flags.h"
 
 #define BFQ_WEIGHT_MAX 1000   /* blkio.bfq.weight and io.bfq.weight take 1..1000 */
 #define CFQ_WEIGHT_MIN 10     /* the old CFQ blkio.weight takes 10..1000 */
@@ -49,7 +50,6 @@ static struct {
 	int broken;              /* placement failed once: stop trying (already warned) */
 } st;
 
-static int warned;
 
 /* ---- raw I/O helpers: no libc buffering, errno preserved for the caller ---- */
 
@@ -175,7 +175,7 @@ static void warn_once(const char *what, const char *path, int err)
 {
 	char line[PATH_MAX + 256];
 
-	if (!st.warn || __atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+	if (!st.warn || tree_flags_test_and_set(TREE_WARNED_CGROUP))
 		return;
 	line[0] = '\0';
 	cat(line, sizeof(line), "iotier: ");

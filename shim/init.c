@@ -16,6 +16,7 @@
 #include "low_paths.h"
 #include "real.h"
 #include "shim.h"
+#include "tree_flags.h"
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
@@ -113,6 +114,7 @@ static void init_once_body(void)
 
 	in_shim++;
 	real_resolve();
+	tree_flags(); /* now, before the program forks: its children share our warnings */
 	if (load_config() < 0)
 		goto disable;
 	shim.table = map_table();

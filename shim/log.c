@@ -2,7 +2,8 @@
 /*
  * log.c: the shim's only output, one line at a time on stderr, written with a raw syscall
  * so that it neither goes through our own write() wrapper nor touches the program's stdio
- * buffers. Warnings that could repeat (a denied priority, a full table) are printed once.
+ * buffers. Warnings that could repeat (a denied priority, a full table) are printed once
+ * per process tree (tree_flags.h).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,8 +11,8 @@
 #include <unistd.h>
 
 #include "shim.h"
+#include "tree_flags.h"
 
-static _Atomic unsigned warned;
 
 static void emit(const char *fmt, va_list ap)
 {
@@ -47,7 +48,8 @@ void shim_warn_once(unsigned key, const char *fmt, ...)
 	va_list ap;
 	int saved = errno;
 
-	if (atomic_fetch_or(&warned, key) & key)
+	/* once per process tree: a forked worker does not repeat its parent's warning */
+	if (tree_flags_test_and_set(key))
 		return;
 	if (atomic_load(&shim.status) != SHIM_UNINITIALISED && shim.cfg.log < LOG_WARN)
 		return;
