@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <linux/ioprio.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,26 +54,52 @@ static int run_tree(void)
 	return bad ? 1 : 0;
 }
 
-/* In a child: make blkio read-only for us alone, then become the tree with stderr on @fd. */
-static void start_tree(const char *self, int fd)
+/*
+ * In a child created in a new mount namespace: make blkio read-only for it alone, then
+ * become the tree with stderr on @fd. The namespace comes from clone(), not unshare():
+ * unshare(CLONE_NEWNS) fails in a process with two threads, which a forked child of a
+ * ThreadSanitizer build has (TSan restarts its own thread there). Nothing here allocates:
+ * @envp was built before the clone.
+ */
+static void start_tree(const char *self, int fd, char **envp)
 {
-	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	char *const argv[] = { (char *)self, "tree", NULL };
+
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
 	    mount(BLKIO, BLKIO, NULL, MS_BIND, NULL) < 0 ||
-	    mount(NULL, BLKIO, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) < 0) {
-		fprintf(stderr, "read-only blkio: %s\n", strerror(errno));
+	    mount(NULL, BLKIO, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) < 0)
 		_exit(3);
-	}
 	dup2(fd, 2);
-	setenv("IOTIER_LOW", "comm:storm-low", 1);
-	setenv("IOTIER_CGROUP", "v1", 1);
-	setenv("IOTIER_LOG", "warn", 1);
-	execl(self, self, "tree", (char *)NULL);
+	execve(self, argv, envp);
 	_exit(127);
+}
+
+/* The environment plus the tree's settings, which replace any of the same name. */
+static char **tree_environment(void)
+{
+	static char *settings[] = { "IOTIER_LOW=comm:storm-low", "IOTIER_CGROUP=v1",
+				    "IOTIER_LOG=warn" };
+	extern char **environ;
+	size_t n = 0, k = 0;
+	char **envp;
+
+	while (environ[n])
+		n++;
+	envp = calloc(n + 4, sizeof(*envp));
+	if (!envp)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], "IOTIER_LOW=", 11) && strncmp(environ[i], "IOTIER_CGROUP=", 14) &&
+		    strncmp(environ[i], "IOTIER_LOG=", 11))
+			envp[k++] = environ[i];
+	for (size_t i = 0; i < 3; i++)
+		envp[k++] = settings[i];
+	return envp;
 }
 
 int main(int argc, char **argv)
 {
-	char text[8192], *p;
+	char text[8192], *p, **envp;
 	struct stat st;
 	int fds[2], status, lines = 0;
 	size_t used = 0;
@@ -87,12 +114,17 @@ int main(int argc, char **argv)
 		return test_skip("needs root for a private read-only mount");
 	if (stat(BLKIO "/tasks", &st) != 0)
 		return test_skip("no cgroup v1 blkio hierarchy at " BLKIO);
-	if (pipe(fds) < 0)
+	envp = tree_environment();
+	if (!envp || pipe(fds) < 0)
 		return T_EXIT_FAIL;
-	pid = fork();
+	pid = (pid_t)syscall(SYS_clone, CLONE_NEWNS | SIGCHLD, 0, 0, 0, 0);
 	if (pid == 0) {
 		close(fds[0]);
-		start_tree(argv[0], fds[1]);
+		start_tree(argv[0], fds[1], envp);
+	}
+	if (pid < 0) {
+		perror("clone(CLONE_NEWNS)");
+		return T_EXIT_FAIL;
 	}
 	close(fds[1]);
 	while (used < sizeof(text) - 1 && (n = read(fds[0], text + used, sizeof(text) - 1 - used)) > 0)
