@@ -399,13 +399,14 @@ static int locate(void)
 
 static bool refresh(void)
 {
-	if (!st.version || st.broken)
+	/* broken is set by whichever thread fails first, while others read it */
+	if (!st.version || __atomic_load_n(&st.broken, __ATOMIC_RELAXED))
 		return false;
 	if ((pid_t)syscall(SYS_getpid) != st.pid && locate() < 0) {
-		st.broken = 1;
+		__atomic_store_n(&st.broken, 1, __ATOMIC_RELAXED);
 		return false;
 	}
-	return !st.broken;
+	return !__atomic_load_n(&st.broken, __ATOMIC_RELAXED);
 }
 
 /* The version that has io/blkio here: v1 when blkio is mounted, else cgroup2 with io. */
