@@ -67,23 +67,39 @@ static const char *unusable_reason(const char *path)
 	return why;
 }
 
-/* Make @path absolute and check it; -1 with "@what: reason" in @err otherwise. */
+/*
+ * @path made absolute into @out: resolved when it can be (a clean path in LD_PRELOAD), else
+ * joined to the working directory (realpath can fail where open would not, e.g. under a
+ * sanitizer whose interceptor misses libc); open() then says what is wrong with it.
+ */
+static int absolute_path(const char *path, char *out, size_t len)
+{
+	char *real = realpath(path, NULL), cwd[PATH_MAX];
+	int n;
+
+	if (real)
+		n = snprintf(out, len, "%s", real);
+	else if (path[0] == '/')
+		n = snprintf(out, len, "%s", path);
+	else
+		n = getcwd(cwd, sizeof(cwd)) ? snprintf(out, len, "%s/%s", cwd, path) : -1;
+	free(real);
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+/* Make @path absolute and check it; -1 with "@what (path): reason" in @err otherwise. */
 static int checked_path(const char *what, const char *path, char *out, size_t len,
 			char *err, size_t errlen)
 {
-	char *real = realpath(path, NULL);
 	const char *why;
 
-	if (!real) {
-		snprintf(err, errlen, "%s: %s", what, strerror(errno));
+	if (absolute_path(path, out, len) < 0) {
+		snprintf(err, errlen, "%s: path too long", what);
 		return -1;
 	}
-	why = unusable_reason(real);
-	if (!why && (size_t)snprintf(out, len, "%s", real) >= len)
-		why = "path too long";
+	why = unusable_reason(out);
 	if (why)
-		snprintf(err, errlen, "%s (%s): %s", what, real, why);
-	free(real);
+		snprintf(err, errlen, "%s (%s): %s", what, out, why);
 	return why ? -1 : 0;
 }
 
