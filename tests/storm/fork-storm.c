@@ -31,9 +31,9 @@
 #include <unistd.h>
 
 #include "slot_audit.h"
+#include "storm_io.h"
 #include "test_env.h"
 
-#define IDLE IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0)
 #define IO_THREADS 4
 
 extern char **environ;
@@ -43,17 +43,9 @@ static _Atomic int stop, started;
 static int io_fd = -1, fds_before;
 static const char *self;
 
-static int prio_of_self(void)
-{
-	return (int)syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0);
-}
-
 static void do_io(void)
 {
-	char byte;
-
-	if (pread(io_fd, &byte, 1, 0) != 1)
-		fprintf(stderr, "pread: %s\n", strerror(errno));
+	storm_io(io_fd);
 }
 
 struct io_thread {
@@ -112,12 +104,10 @@ static int exec_child_main(void)
 {
 	pthread_t t;
 	void *ok = NULL;
-	char path[] = "/tmp/iotier-storm-child.XXXXXX";
 
-	io_fd = mkstemp(path);
-	if (io_fd < 0 || write(io_fd, "x", 1) != 1)
+	io_fd = storm_scratch("storm-child");
+	if (io_fd < 0)
 		return 20;
-	unlink(path);
 	if (pthread_create(&t, NULL, child_thread, NULL) != 0)
 		return 21;
 	pthread_join(t, &ok);
@@ -212,7 +202,6 @@ int main(int argc, char **argv)
 {
 	static struct io_thread threads[IO_THREADS];
 	const char *mode = argc > 1 ? argv[1] : "";
-	char path[] = "/tmp/iotier-storm.XXXXXX";
 
 	self = argv[0];
 	if (!strcmp(mode, "child"))
@@ -223,12 +212,9 @@ int main(int argc, char **argv)
 	}
 	if (!getenv("LD_PRELOAD"))
 		return test_skip("the shim is not preloaded");
-	io_fd = mkstemp(path);
-	if (io_fd < 0 || write(io_fd, "x", 1) != 1) {
-		perror("scratch file");
+	io_fd = storm_scratch("storm");
+	if (io_fd < 0)
 		return T_EXIT_FAIL;
-	}
-	unlink(path);
 	do_io();
 	fds_before = fd_count_self();
 	for (int i = 0; i < IO_THREADS; i++) {

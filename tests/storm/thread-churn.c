@@ -29,9 +29,9 @@
 #include <unistd.h>
 
 #include "slot_audit.h"
+#include "storm_io.h"
 #include "test_env.h"
 
-#define IDLE IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0)
 #define IN_FLIGHT 8 /* threads alive at once: joined handles are reused soon */
 
 enum way { BY_CREATOR, BY_PRCTL, BY_COMM_WRITE, BY_COMM_STDIO, N_WAYS };
@@ -48,17 +48,9 @@ static _Atomic int failures;
 static int io_fd = -1;
 static _Atomic unsigned long handler_calls;
 
-static int prio_of_self(void)
-{
-	return (int)syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0);
-}
-
 static void do_io(void)
 {
-	char byte;
-
-	if (pread(io_fd, &byte, 1, 0) != 1)
-		fprintf(stderr, "pread: %s\n", strerror(errno));
+	storm_io(io_fd);
 }
 
 static void on_alarm(int sig)
@@ -197,7 +189,6 @@ int main(int argc, char **argv)
 	unsigned threads, wrong = 0;
 	const char *mode = argc > 1 ? argv[1] : "";
 	int ways_from, ways_count, signals, fds_before;
-	char path[] = "/tmp/iotier-churn.XXXXXX";
 
 	if (!strcmp(mode, "signals")) {
 		threads = 4000, ways_from = BY_CREATOR, ways_count = 1, signals = 1;
@@ -211,12 +202,9 @@ int main(int argc, char **argv)
 	}
 	if (!getenv("LD_PRELOAD"))
 		return test_skip("the shim is not preloaded");
-	io_fd = mkstemp(path);
-	if (io_fd < 0 || write(io_fd, "x", 1) != 1) {
-		perror("scratch file");
+	io_fd = storm_scratch("churn");
+	if (io_fd < 0)
 		return T_EXIT_FAIL;
-	}
-	unlink(path);
 	do_io(); /* the main thread is attached before anything is counted */
 	fds_before = fd_count_self();
 	if (signals)
