@@ -83,6 +83,14 @@ IOTIER_SHIM=/etc/passwd expect_usage_error "): not an ELF file" check -e 'low.co
 iotier_abs=$(realpath "$iotier")
 out=$(cd "$(dirname "$shim_real")" && IOTIER_SHIM=libiotier.so "$iotier_abs" run -- printenv LD_PRELOAD)
 case " $out " in *" $shim_real "*) ;; *) echo "FAIL: relative IOTIER_SHIM gave LD_PRELOAD '$out'"; fail=1 ;; esac
+# the lookup beside a build tree is checked too: a build directory with a space
+mkdir -p "$work/b dir/tools" "$work/b dir/shim"
+cp "$iotier_abs" "$work/b dir/tools/iotier"
+cp "$shim_real" "$work/b dir/shim/libiotier.so"
+iotier_saved=$iotier
+iotier="$work/b dir/tools/iotier"
+IOTIER_SHIM= expect_usage_error "b dir/shim/libiotier.so): holds a space or colon" run -- "${touch_cmd[@]}"
+iotier=$iotier_saved
 # libiotier.so.bak in LD_PRELOAD is not the shim "already preloaded"
 out=$(LD_PRELOAD="$work/libiotier.so.bak" IOTIER_SHIM=$shim_real "$iotier" run -- printenv LD_PRELOAD)
 [ "$out" = "$shim_real $work/libiotier.so.bak" ] || { echo "FAIL: with libiotier.so.bak preloaded, LD_PRELOAD '$out'"; fail=1; }
