@@ -1,20 +1,26 @@
 // SPDX-License-Identifier: MIT
 /*
- * config.c: turn IOTIER_* settings into a struct config. One table lists every key with its
- * parser, so a new setting is one row, and a file key that is not in the table is an error
- * rather than a silently ignored typo.
+ * config.c: turn IOTIER_* settings into a struct config. The table is built from
+ * settings.def, so a new setting is one row there, and a file key that is not in it is an
+ * error rather than a silently ignored typo. config_load_process() is the one loader the
+ * shim, the CLI's pre-check and the API helper share; secure mode is decided there.
  */
 #include "config.h"
 
-#include <linux/ioprio.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
-#include <sys/syscall.h>
-#include <unistd.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include "settings.def"
+#include "sys.h"
 
 typedef int (*key_parser)(struct config *cfg, const char *value, char *err, size_t errlen);
 
@@ -208,45 +214,44 @@ bool config_drop_behind_matches(const struct config *cfg, const char *path)
 	return false;
 }
 
+/* The settings a file may hold: every settings.def row with a parser, in its order. */
 static const struct {
 	const char *key;
 	key_parser parse;
+	const char *default_value;
 } config_table[] = {
-	{ "IOTIER_LOW", parse_low_rules },
-	{ "IOTIER_HIGH", parse_high_rules },
-	{ "IOTIER_LOW_CLASS", parse_low_class },
-	{ "IOTIER_HIGH_CLASS", parse_high_class },
-	{ "IOTIER_LOG", parse_log },
-	{ "IOTIER_CGROUP", parse_cgroup },
-	{ "IOTIER_LOW_WEIGHT", parse_low_weight },
-	{ "IOTIER_WRITEBACK", parse_writeback },
-	{ "IOTIER_WRITEBACK_STRICT", parse_writeback_strict },
-	{ "IOTIER_DROP_BEHIND", parse_drop_behind },
-	{ "IOTIER_LOW_RATE", parse_low_rate },
+#define CONFIG_ROW(id, key, short, flag, kind, parse, default_value, help) \
+	{ key, parse, default_value },
+	IOTIER_SETTINGS(CONFIG_ROW)
+#undef CONFIG_ROW
 };
 
 #define N_KEYS (sizeof(config_table) / sizeof(config_table[0]))
 
 const char *config_key_at(unsigned i)
 {
-	return i < N_KEYS ? config_table[i].key : NULL;
+	for (size_t row = 0; row < N_KEYS; row++)
+		if (config_table[row].parse && i-- == 0)
+			return config_table[row].key;
+	return NULL;
 }
 
-static void config_defaults(struct config *cfg)
+/* Every setting at its settings.def default, parsed as if it had been given. */
+void config_defaults(struct config *cfg)
 {
+	char err[RULE_ERROR_MAX];
+
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->low_ioprio = IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0);
-	cfg->high_ioprio = IOPRIO_KEEP;
-	cfg->log = LOG_WARN;
-	cfg->cgroup_mode = CGROUP_AUTO;
-	cfg->low_weight = LOW_WEIGHT_DEFAULT;
-	cfg->writeback_bytes = WRITEBACK_DEFAULT;
+	for (size_t i = 0; i < N_KEYS; i++)
+		if (config_table[i].parse)
+			config_table[i].parse(cfg, config_table[i].default_value, err, sizeof(err));
 }
 
 static int key_index(const char *key, size_t keylen)
 {
 	for (size_t i = 0; i < N_KEYS; i++)
-		if (strlen(config_table[i].key) == keylen && !strncmp(config_table[i].key, key, keylen))
+		if (config_table[i].parse && strlen(config_table[i].key) == keylen &&
+		    !strncmp(config_table[i].key, key, keylen))
 			return (int)i;
 	return -1;
 }
@@ -264,6 +269,10 @@ static int apply(struct config *cfg, int index, const char *value, const char *w
 }
 
 /*
+ * Parse KEY=VALUE lines; a file value is skipped when the environment sets the same key.
+ * The text is not modified: values are copied into a bounded buffer one at a time.
+ */
+/*
  * Where a value's comment starts: a '#' at its start or after a blank ("IOTIER_LOW=comm:db
  * # the db"); a '#' inside a glob ("comm:db#1") is kept, and "\\#" is a literal one.
  */
@@ -276,11 +285,10 @@ static size_t value_length(const char *v, size_t vlen)
 }
 
 /*
- * Parse KEY=VALUE lines; a file value is skipped when the environment sets the same key.
- * The text is not modified: values are copied one at a time into a buffer as large as a
- * whole file, so a file takes any value the environment takes. Static, not on the stack: a
- * thread's first I/O may load the configuration on a small stack; loading happens once,
- * under pthread_once in the shim and on one thread in the CLI.
+ * Values are copied one at a time into a buffer as large as a whole file, so that a file
+ * takes any value the environment takes. Static, not on the stack: a thread's first I/O may
+ * load the configuration on a small stack. One file is parsed at a time: the shim parses
+ * under config_load_process()'s file lock, the CLI and the tests on one thread.
  */
 static int apply_file(struct config *cfg, const char *text, config_lookup_fn lookup, void *ctx,
 		      char *err, size_t errlen)
@@ -347,7 +355,7 @@ int config_load(struct config *cfg, config_lookup_fn lookup, void *ctx, const ch
 	if (file_text && apply_file(cfg, file_text, lookup, ctx, err, errlen) < 0)
 		return -1;
 	for (size_t i = 0; i < N_KEYS; i++) {
-		const char *value = lookup(config_table[i].key, ctx);
+		const char *value = config_table[i].parse ? lookup(config_table[i].key, ctx) : NULL;
 
 		if (value && apply(cfg, (int)i, value, "", err, errlen) < 0)
 			return -1;
@@ -355,43 +363,86 @@ int config_load(struct config *cfg, config_lookup_fn lookup, void *ctx, const ch
 	return 0;
 }
 
-/*
- * Raw syscalls, not libc's open/read: inside the shim those names are our own wrappers, and
- * the configuration is read before they are ready.
- */
-int config_read_fd(int fd, char *buf, size_t len, size_t *used_out)
+/* Refuse anything but a regular text file before a byte of it is read (see config.h). */
+int config_file_read(const char *path, char *buf, char *err, size_t errlen)
 {
-	size_t used = 0;
-	long n = 0;
-	int read_errno = 0;
+	struct stat st;
+	const char *nul;
+	int read_errno;
+	long fd, used;
 
-	while (used + 1 < len) {
-		n = syscall(SYS_read, fd, buf + used, len - 1 - used);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			read_errno = n < 0 ? errno : 0;
-			break;
-		}
-		used += (size_t)n;
+	/* O_NONBLOCK: opening a FIFO for reading must not wait for a writer. */
+	fd = sys_call(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s", strerrordesc_np(errno));
+		return -1;
 	}
-	if (used + 1 >= len)
-		return -EFBIG;
-	buf[used] = '\0';
-	if (used_out)
-		*used_out = used;
-	return -read_errno;
+	if (sys_call(SYS_fstat, fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "not a regular file");
+		sys_close((int)fd);
+		return -1;
+	}
+	used = sys_read_fd((int)fd, buf, CONFIG_FILE_MAX, &read_errno);
+	sys_close((int)fd);
+	if (used + 1 >= CONFIG_FILE_MAX) {
+		snprintf(err, errlen, "larger than %d bytes", CONFIG_FILE_MAX - 1);
+		return -1;
+	}
+	if (read_errno) {
+		snprintf(err, errlen, "%s", strerrordesc_np(read_errno));
+		return -1;
+	}
+	nul = memchr(buf, '\0', (size_t)used);
+	if (nul) {
+		snprintf(err, errlen, "a NUL byte at offset %zu: not a text file",
+			 (size_t)(nul - buf));
+		return -1;
+	}
+	return 0;
 }
 
-int config_read_file(const char *path, char *buf, size_t len)
+static const char *lookup_env(const char *key, void *ctx)
 {
-	long fd;
-	int ret;
+	(void)ctx;
+	return getenv(key);
+}
 
-	fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ret = config_read_fd((int)fd, buf, len, NULL);
-	syscall(SYS_close, (int)fd);
-	return ret;
+/*
+ * Secure mode: a setuid, setgid or file-capability program (AT_SECURE) started by a user
+ * who does not own those privileges. Its environment is the caller's, so no IOTIER_*
+ * setting may reach it: with the shim in /etc/ld.so.preload, IOTIER_HIGH_CLASS=rt:0 would
+ * hand out a class `ionice -c1` refuses that user, and IOTIER_LOW would make root create
+ * cgroups. Only IOTIER_LOG=debug is looked at, to say so in one line.
+ */
+static int load_secure(struct config *cfg)
+{
+	const char *log = getenv("IOTIER_LOG");
+
+	config_defaults(cfg);
+	cfg->log = log && !strcmp(log, "debug") ? LOG_DEBUG : LOG_OFF;
+	return CONFIG_SECURE;
+}
+
+int config_load_process(struct config *cfg, const char *file_label, char *err, size_t errlen)
+{
+	static char file_text[CONFIG_FILE_MAX];
+	static atomic_flag file_busy = ATOMIC_FLAG_INIT;
+	const char *file = getenv("IOTIER_CONFIG");
+	char why[64];
+	int ret = 0;
+
+	if (getauxval(AT_SECURE))
+		return load_secure(cfg);
+	if (!file || !*file)
+		return config_load(cfg, lookup_env, NULL, NULL, err, errlen);
+	/* One buffer: the shim's init and the API helper may each load once, maybe together. */
+	while (atomic_flag_test_and_set_explicit(&file_busy, memory_order_acquire))
+		sys_call(SYS_sched_yield);
+	ret = config_file_read(file, file_text, why, sizeof(why));
+	if (ret < 0)
+		snprintf(err, errlen, "%s%s: %s", file_label, file, why);
+	else
+		ret = config_load(cfg, lookup_env, NULL, file_text, err, errlen);
+	atomic_flag_clear_explicit(&file_busy, memory_order_release);
+	return ret < 0 ? -1 : 0;
 }

@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <string.h>
 
+#include "fork.h"
 #include "real.h"
 
 #define EXPORT __attribute__((visibility("default")))

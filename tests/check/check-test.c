@@ -13,6 +13,9 @@
  *             restored after, on failure too), buffered low writes reach the disk through
  *             the flusher at be: the report shows them as the low tier's leak, cause
  *             writeback, attributed to bg-writer; 'low.leak.bytes == 0' fails.
+ *   retitle   a forked child rewrites its command line in place (PostgreSQL's autovacuum
+ *             workers) and matches a cmdline: rule: its reads are counted in tier low at
+ *             idle, the parent's in default, as the shim tagged them.
  *   usage     malformed expressions exit 2 naming column and token, and CMD is not run.
  *   nocap     as user nobody (no capabilities): exactly one line naming CAP_BPF and
  *             CAP_PERFMON, exit 1, and CMD is not run.
@@ -319,6 +322,22 @@ static bool about(json_int_t got, json_int_t want, json_int_t missed, json_int_t
 	return want - got <= missed * unit;
 }
 
+/*
+ * @got is @want, or at most LOST_SLACK (plus @missed) short of it, said in a note. For
+ * tests that judge tiers: a few lost completions (issue 16, item 11) must not fail them,
+ * while a whole half of the reads in the wrong tier still does.
+ */
+#define LOST_SLACK 16
+static bool within(json_int_t got, json_int_t want, json_int_t missed)
+{
+	if (got < want && got >= want - LOST_SLACK - (missed > 0 ? missed : 0)) {
+		fprintf(stderr, "note: %lld short of %lld (%lld tracer runs skipped)\n",
+			(long long)(want - got), (long long)want, (long long)missed);
+		return true;
+	}
+	return got == want;
+}
+
 /* ---- modes ---- */
 
 static int test_direct(void)
@@ -428,6 +447,49 @@ static int test_direct(void)
 	if (ret != 1 || !strstr(out, "ok    low.bytes == 0") ||
 	    !strstr(out, "command failed: '/bin/sh' exited with status 3"))
 		FAIL("a failing command: exit %d, want 1 and a 'command failed' line:\n%s", ret, out);
+	return T_EXIT_PASS;
+}
+
+/*
+ * A forked child that rewrites its command line in place, as PostgreSQL's autovacuum
+ * workers do, under a cmdline: rule for the new title: the shim makes the child's reads
+ * idle, and check must count them in tier low (at idle) and the parent's in default.
+ */
+static int test_retitle(void)
+{
+	char json[128];
+	const char *extra[] = { "--json", json, NULL };
+	json_int_t missed, low, low_idle, dflt;
+	json_error_t jerr;
+	json_t *root;
+	int ret;
+
+	snprintf(json, sizeof(json), "%s/retitle.json", mnt);
+	low_rule = "cmdline:cw: autovacuum*";
+	high_rule = "no-such-thread";
+	ret = run_check("retitle", "-", 0, extra);
+	if (bpf_unavailable(ret))
+		return test_skip("the BPF tracer cannot load here");
+	if (ret != 0)
+		FAIL("retitle: exit %d, want 0:\n%s", ret, out);
+	root = json_load_file(json, 0, &jerr);
+	if (!root)
+		FAIL("%s: %s", json, jerr.text);
+	missed = jint(root, "counters/missed_program_runs");
+	low = jint(root, "tiers/low/ops/read/count");
+	low_idle = jint(root, "tiers/low/ops/read/classes/idle/count");
+	dflt = jint(root, "tiers/default/ops/read/count");
+	json_decref(root);
+	/*
+	 * Tiers are what is judged here, not exact counts: this kernel sometimes loses a
+	 * completion even to a plain tracepoint counter, with no skipped run to show for it
+	 * (issue 16, item 11). A few short is tolerated; reads in the wrong tier are not (before
+	 * the fix, all READS were in default and none in low).
+	 */
+	if (!within(low, READS / 2, missed) || low_idle != low || !within(dflt, READS / 2, missed))
+		FAIL("want %d reads in low, all at idle, and %d in default; got low %lld (idle "
+		     "%lld), default %lld:\n%s", READS / 2, READS / 2, (long long)low,
+		     (long long)low_idle, (long long)dflt, out);
 	return T_EXIT_PASS;
 }
 
@@ -570,7 +632,7 @@ int main(int argc, char **argv)
 	int ret;
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: check-test IOTIER WORKLOAD direct|buffered|usage|nocap\n");
+		fprintf(stderr, "usage: check-test IOTIER WORKLOAD direct|buffered|retitle|usage|nocap\n");
 		return T_EXIT_FAIL;
 	}
 	iotier = argv[1];
@@ -589,5 +651,7 @@ int main(int argc, char **argv)
 		return test_direct();
 	if (!strcmp(argv[3], "buffered"))
 		return test_buffered();
+	if (!strcmp(argv[3], "retitle"))
+		return test_retitle();
 	FAIL("unknown mode '%s'", argv[3]);
 }

@@ -46,6 +46,7 @@
 #include "class_trace.h"
 #include "iolat.h"
 #include "loopdev.h"
+#include "rules.h"
 #include "test_env.h"
 
 static const char *worker, *shim, *iotier;
@@ -271,13 +272,11 @@ static int open_trace(struct class_trace *t, uint32_t ops, int filter_tgid)
 
 static void print_classes(const char *what, const struct class_bytes *c)
 {
-	static const char *const names[4] = { "none", "rt", "be", "idle" };
-
 	fprintf(stderr, "%s:", what);
 	for (int cl = 0; cl < 4; cl++)
 		for (int l = 0; l < 8; l++)
 			if (c->bytes[cl][l])
-				fprintf(stderr, " %s:%d=%llu", names[cl], l,
+				fprintf(stderr, " %s:%d=%llu", ioprio_class_names[cl], l,
 					(unsigned long long)c->bytes[cl][l]);
 	fprintf(stderr, " (total %llu)\n", (unsigned long long)c->total);
 }
