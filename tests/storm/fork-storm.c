@@ -38,7 +38,6 @@
 
 extern char **environ;
 
-static _Atomic int failures;
 static _Atomic int stop, started;
 static int io_fd = -1, fds_before;
 static const char *self;
@@ -242,6 +241,6 @@ int main(int argc, char **argv)
 	for (int i = 0; i < IO_THREADS; i++)
 		pthread_join(threads[i].handle, NULL);
 	audit_parent(threads);
-	printf("%s: %d failures\n", mode, atomic_load(&failures));
-	return failures ? T_EXIT_FAIL : T_EXIT_PASS;
+	printf("%s: %d failures\n", mode, atomic_load(&test_failures));
+	return test_result();
 }

@@ -44,7 +44,6 @@ struct job {
 	pthread_t handle;
 };
 
-static _Atomic int failures;
 static int io_fd = -1;
 static _Atomic unsigned long handler_calls;
 
@@ -226,6 +225,6 @@ int main(int argc, char **argv)
 	       wrong, threads);
 	audit_end(fds_before);
 	printf("%s: %u threads, %lu handler I/Os, %u wrong tiers, %d failures\n", mode, threads,
-	       atomic_load(&handler_calls), wrong, atomic_load(&failures));
-	return failures ? T_EXIT_FAIL : T_EXIT_PASS;
+	       atomic_load(&handler_calls), wrong, atomic_load(&test_failures));
+	return test_result();
 }

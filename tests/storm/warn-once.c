@@ -28,7 +28,6 @@
 #define WORKERS 8
 #define IDLE IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0)
 
-static int failures;
 
 /* The tree: fork workers that each turn low, as autovacuum workers do. */
 static int run_tree(void)
@@ -138,5 +137,5 @@ int main(int argc, char **argv)
 	EXPECT(lines == 1, "%d 'cannot create cgroup' warnings from %d workers, want 1:\n%s",
 	       lines, WORKERS, text);
 	printf("%d warning line(s) from %d forked workers\n", lines, WORKERS);
-	return failures ? T_EXIT_FAIL : T_EXIT_PASS;
+	return test_result();
 }
