@@ -68,17 +68,25 @@ static const char *unusable_reason(const char *path)
 }
 
 /*
- * @path made absolute into @out: resolved when it can be (a clean path in LD_PRELOAD), else
- * joined to the working directory (realpath can fail where open would not, e.g. under a
- * sanitizer whose interceptor misses libc); open() then says what is wrong with it.
+ * @path made absolute into @out. Its folder is resolved when it can be (a clean path in
+ * LD_PRELOAD), but not its file name: the SONAME link libiotier.so.0 must stay what is
+ * preloaded, or a package upgrade would leave LD_PRELOAD naming a version that is gone.
+ * Where realpath fails (e.g. under a sanitizer whose interceptor misses libc) the path is
+ * joined to the working directory, and open() then says what is wrong with it.
  */
 static int absolute_path(const char *path, char *out, size_t len)
 {
-	char *real = realpath(path, NULL), cwd[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	char dir[PATH_MAX], cwd[PATH_MAX], *real;
 	int n;
 
+	if ((size_t)snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1,
+			     slash ? (slash == path ? "/" : path) : ".") >= sizeof(dir))
+		return -1;
+	real = realpath(dir, NULL);
 	if (real)
-		n = snprintf(out, len, "%s", real);
+		n = snprintf(out, len, "%s/%s", strcmp(real, "/") ? real : "", base);
 	else if (path[0] == '/')
 		n = snprintf(out, len, "%s", path);
 	else

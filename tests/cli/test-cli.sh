@@ -53,7 +53,7 @@ rc=$?
 if [ $rc -ne 2 ] || ! grep -qF -- "--config $work/fifo: not a regular file" "$work/err"; then
   echo "FAIL: run --config FIFO: exit $rc (124: it hung), want 2:"; cat "$work/err"; fail=1
 fi
-shim=$(dirname "$iotier")/../shim/libiotier.so
+shim=$(dirname "$iotier")/../shim/libiotier.so.0
 out=$(echo input | timeout 10 env IOTIER_CONFIG="$work/fifo" \
   LD_PRELOAD="$shim${LD_PRELOAD:+ $LD_PRELOAD}" cat 2> "$work/err")
 rc=$?
@@ -81,15 +81,16 @@ IOTIER_SHIM="$work/a:dir/libiotier.so" expect_usage_error "a space or colon" run
 IOTIER_SHIM=/etc/passwd expect_usage_error "): not an ELF file" check -e 'low.count >= 0' -- "${touch_cmd[@]}"
 # a relative IOTIER_SHIM is made absolute, so that the program may chdir
 iotier_abs=$(realpath "$iotier")
-out=$(cd "$(dirname "$shim_real")" && IOTIER_SHIM=libiotier.so "$iotier_abs" run -- printenv LD_PRELOAD)
-case " $out " in *" $shim_real "*) ;; *) echo "FAIL: relative IOTIER_SHIM gave LD_PRELOAD '$out'"; fail=1 ;; esac
+shim_soname=$(cd "$(dirname "$shim")" && pwd -P)/libiotier.so.0
+out=$(cd "$(dirname "$shim_soname")" && IOTIER_SHIM=libiotier.so.0 "$iotier_abs" run -- printenv LD_PRELOAD)
+case " $out " in *" $shim_soname "*) ;; *) echo "FAIL: relative IOTIER_SHIM gave LD_PRELOAD '$out'"; fail=1 ;; esac
 # the lookup beside a build tree is checked too: a build directory with a space
 mkdir -p "$work/b dir/tools" "$work/b dir/shim"
 cp "$iotier_abs" "$work/b dir/tools/iotier"
-cp "$shim_real" "$work/b dir/shim/libiotier.so"
+cp "$shim_real" "$work/b dir/shim/libiotier.so.0"
 iotier_saved=$iotier
 iotier="$work/b dir/tools/iotier"
-IOTIER_SHIM= expect_usage_error "b dir/shim/libiotier.so): holds a space or colon" run -- "${touch_cmd[@]}"
+IOTIER_SHIM= expect_usage_error "b dir/shim/libiotier.so.0): holds a space or colon" run -- "${touch_cmd[@]}"
 iotier=$iotier_saved
 # libiotier.so.bak in LD_PRELOAD is not the shim "already preloaded"
 out=$(LD_PRELOAD="$work/libiotier.so.bak" IOTIER_SHIM=$shim_real "$iotier" run -- printenv LD_PRELOAD)
