@@ -8,6 +8,7 @@
 #ifndef IOTIER_IOLAT_H
 #define IOTIER_IOLAT_H
 
+#include "blk.h"
 #include "hist.h"
 
 /* Operations, as reported. Flushes submitted as empty PREFLUSH writes count as flush. */
@@ -22,7 +23,7 @@
 #define IOLAT_NR_CLASSES 4
 #define IOLAT_NR_LEVELS 8
 
-#define IOLAT_MAX_DEVS 64
+#define IOLAT_MAX_DEVS BLK_MAX_DEVS
 #define IOLAT_MAX_TGIDS 4096
 #define IOLAT_DEFAULT_INFLIGHT 16384
 #define IOLAT_MAX_HISTS 4096
@@ -60,9 +61,7 @@ struct iolat_hist {
 
 /* What is remembered about a request between its start and its completion. */
 struct iolat_inflight {
-	__u64 start_ns;     /* seen first (block_io_start, or insert/issue without it) */
-	__u64 insert_ns;    /* first insert into the scheduler, 0 if it bypassed it */
-	__u64 issue_ns;     /* last issue to the driver (a requeue issues again) */
+	struct blk_times t;
 	__u64 bytes;        /* bytes of partial completions so far */
 	__u32 tgid;         /* submitter; 0 when it could not be known */
 	__u32 tid;

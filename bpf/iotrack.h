@@ -16,7 +16,7 @@
 #define IOTRACK_CMDLINE_MAX 512   /* power of two: the BPF side masks the length with it */
 #define IOTRACK_MAX_DEVS 8
 
-/* Same order as enum expect_cause in tools/expect.h. */
+/* Why a request reached the device; user space maps it to its own vocabulary. */
 enum iotrack_cause {
 	IOTRACK_SUBMIT = 0,    /* submitted by a thread of the command, in its own context */
 	IOTRACK_WRITEBACK = 1, /* a kworker (the flusher) wrote back an inode the thread dirtied */

@@ -7,6 +7,7 @@
 #include "check_trace.h"
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -17,6 +18,7 @@
 #include <sys/sysmacros.h>
 
 #include "iotrack.skel.h"
+#include "kernel_probe.h"
 #include "lat_session.h"
 
 struct proc {
@@ -140,11 +142,25 @@ static const char *cmdline_of(struct check_trace *t, uint32_t tgid)
 	return "";
 }
 
+/* enum blk_start for this kernel, or -1 with one line in @err naming what it lacks. */
+static int probe_check(char *err, size_t errlen)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	int start = -1;
+
+	if (libbpf_get_error(btf))
+		btf = NULL;
+	if (kernel_check_tracepoints(btf, err, errlen) == 0)
+		start = kernel_blk_start(btf, err, errlen);
+	btf__free(btf);
+	return start;
+}
+
 int check_trace_open(struct check_trace **out, const uint32_t *devs, unsigned n_devs,
 		     bool verbose, char *err, size_t errlen)
 {
 	struct check_trace *t;
-	int ret;
+	int ret, start;
 
 	*out = NULL;
 	if (n_devs > IOTRACK_MAX_DEVS) {
@@ -159,6 +175,10 @@ int check_trace_open(struct check_trace **out, const uint32_t *devs, unsigned n_
 		return -EPERM;
 	verbose_libbpf = verbose;
 	libbpf_set_print(print_libbpf);
+	/* Refuse in one line on a kernel without what attribution needs: never count wrong. */
+	start = probe_check(err, errlen);
+	if (start < 0)
+		return -ENOTSUP;
 	t = calloc(1, sizeof(*t));
 	if (!t) {
 		snprintf(err, errlen, "out of memory");
@@ -172,9 +192,13 @@ int check_trace_open(struct check_trace **out, const uint32_t *devs, unsigned n_
 		goto fail;
 	}
 	/* rodata: the device filter, so that the verifier drops the branch when unused */
-	t->skel->rodata->n_devs = n_devs;
+	t->skel->rodata->blk_ndevs = n_devs;
 	for (unsigned i = 0; i < n_devs; i++)
-		t->skel->rodata->devs[i] = devs[i];
+		t->skel->rodata->blk_devs[i] = devs[i];
+	/* where the submitter is known: block_io_start, or block_getrq before 6.5 */
+	t->skel->rodata->blk_start_at = (__u32)start;
+	bpf_program__set_autoload(t->skel->progs.iotrack_io_start, start == BLK_START_IO_START);
+	bpf_program__set_autoload(t->skel->progs.iotrack_getrq, start == BLK_START_GETRQ);
 	/* load: verify and create the maps */
 	ret = iotrack__load(t->skel);
 	if (ret) {
