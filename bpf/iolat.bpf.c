@@ -90,6 +90,12 @@ struct {
 	__type(value, __u64);
 } stats SEC(".maps");
 
+/* Completions whose histogram could not be created, for user space (spill_completion()). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 * 1024);
+} spills SEC(".maps");
+
 /* Initial value for a new histogram: too big for the BPF stack. */
 static const struct iolat_hist zero_hist;
 
@@ -223,9 +229,33 @@ static __always_inline int on_issue(struct request *rq, const bool btf)
 	return 0;
 }
 
+/*
+ * A completion whose histogram could not be created: a new histogram is allocated while
+ * the request completes, and the kernel's BPF allocator can run dry for a moment in a burst
+ * (seen on 6.1 under qemu). The completion goes to user space instead, which adds it to the
+ * same row; only a full ring buffer loses it, and that is counted.
+ */
+static __always_inline void spill_completion(const struct iolat_key *hk,
+					     const struct iolat_inflight *v, __u32 nr_bytes,
+					     __u64 q2c, __u64 d2c)
+{
+	struct iolat_spill *e = bpf_ringbuf_reserve(&spills, sizeof(*e), 0);
+
+	if (!e) {
+		stat_inc(IOLAT_STAT_HIST_DROPS);
+		return;
+	}
+	e->key = *hk;
+	e->has_d2c = v->t.issue_ns != 0;
+	e->bytes = v->bytes + nr_bytes;
+	e->q2c_ns = q2c;
+	e->d2c_ns = d2c;
+	bpf_ringbuf_submit(e, 0);
+}
+
 static __always_inline int on_complete(struct request *rq, unsigned int nr_bytes, const bool btf)
 {
-	__u64 key = (__u64)rq, now = bpf_ktime_get_ns(), qstart;
+	__u64 key = (__u64)rq, now = bpf_ktime_get_ns(), qstart, q2c, d2c;
 	struct iolat_inflight *v = bpf_map_lookup_elem(&inflight, &key);
 	struct iolat_hist *h;
 	struct iolat_key hk = {};
@@ -248,22 +278,24 @@ static __always_inline int on_complete(struct request *rq, unsigned int nr_bytes
 	if (hk.ioclass >= IOLAT_NR_CLASSES)
 		hk.ioclass = 0;
 	hk.level = v->ioprio & 7;
+	qstart = blk_times_qstart(&v->t);
+	q2c = now >= qstart ? now - qstart : 0;
+	d2c = v->t.issue_ns && now >= v->t.issue_ns ? now - v->t.issue_ns : 0;
 	h = bpf_map_lookup_elem(&hists, &hk);
 	if (!h) {
 		bpf_map_update_elem(&hists, &hk, &zero_hist, BPF_NOEXIST);
 		h = bpf_map_lookup_elem(&hists, &hk);
-		if (!h) {
-			stat_inc(IOLAT_STAT_HIST_DROPS);
-			goto out;
-		}
+	}
+	if (!h) {
+		spill_completion(&hk, v, nr_bytes, q2c, d2c);
+		goto out;
 	}
 	h->count++;
 	h->bytes += v->bytes + nr_bytes;
-	qstart = blk_times_qstart(&v->t);
 	if (now >= qstart)
-		blk_lat_add(&h->q2c, now - qstart, false);
+		blk_lat_add(&h->q2c, q2c, false);
 	if (v->t.issue_ns && now >= v->t.issue_ns)
-		blk_lat_add(&h->d2c, now - v->t.issue_ns, false);
+		blk_lat_add(&h->d2c, d2c, false);
 out:
 	bpf_map_delete_elem(&inflight, &key);
 	return 0;

@@ -30,7 +30,7 @@
 
 /* Indexes of the per-CPU counters in the `stats` map. */
 #define IOLAT_STAT_DROPS 0        /* request not tracked: in-flight map full */
-#define IOLAT_STAT_HIST_DROPS 1   /* completion lost: histogram map full */
+#define IOLAT_STAT_HIST_DROPS 1   /* completion lost: no histogram and the spill ring full */
 #define IOLAT_STAT_REQUEUES 2
 #define IOLAT_STAT_MERGES 3       /* tracked requests merged into another and freed */
 #define IOLAT_NR_STATS 4
@@ -57,6 +57,15 @@ struct iolat_hist {
 	__u64 bytes;    /* bytes they transferred */
 	struct iolat_lat q2c;
 	struct iolat_lat d2c;
+};
+
+/* A completion handed to user space because its histogram could not be created. */
+struct iolat_spill {
+	struct iolat_key key;
+	__u32 has_d2c;      /* it was issued: d2c_ns is a device time */
+	__u64 bytes;
+	__u64 q2c_ns;
+	__u64 d2c_ns;
 };
 
 /* What is remembered about a request between its start and its completion. */

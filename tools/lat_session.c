@@ -41,6 +41,8 @@ struct lat_session {
 	bool btf_mode;
 	struct timespec last;
 	struct iolat_hist *percpu;    /* lookup buffer: one value per possible CPU */
+	struct ring_buffer *spills;   /* completions without a histogram (iolat.bpf.c) */
+	struct lat_snapshot *filling; /* the snapshot spilled completions go to */
 };
 
 static bool verbose;
@@ -138,6 +140,39 @@ static void probe_kernel(struct probe *pr, bool need_fork)
 	btf__free(btf);
 }
 
+/* One latency into @l, as blk_lat_add() does in the kernel. */
+static void lat_add_one(struct iolat_lat *l, __u64 ns)
+{
+	l->slots[hist_bucket(ns)]++;
+	l->count++;
+	l->sum_ns += ns;
+	if (!l->min_ns || ns < l->min_ns)
+		l->min_ns = ns;
+	if (ns > l->max_ns)
+		l->max_ns = ns;
+}
+
+/* A completion the kernel could not put in a histogram: into the row it belongs to. */
+static int on_spill(void *ctx, void *data, size_t size)
+{
+	struct lat_session *s = ctx;
+	const struct iolat_spill *e = data;
+	struct lat_row *row;
+
+	if (size < sizeof(*e) || !s->filling)
+		return 0;
+	row = lat_snapshot_row(s->filling, e->key.dev, e->key.op, e->key.ioclass,
+			       (int)e->key.level);
+	if (!row)
+		return -ENOMEM;
+	row->count++;
+	row->bytes += e->bytes;
+	lat_add_one(&row->q2c, e->q2c_ns);
+	if (e->has_d2c)
+		lat_add_one(&row->d2c, e->d2c_ns);
+	return 0;
+}
+
 static int setup(struct lat_session *s, const struct lat_options *o, const struct probe *pr,
 		 bool btf_mode, char *err, size_t errlen)
 {
@@ -173,6 +208,9 @@ static int setup(struct lat_session *s, const struct lat_options *o, const struc
 	skel->rodata->complete_has_nr_bytes = pr->complete_nr_bytes;
 	bpf_map__set_max_entries(skel->maps.inflight,
 				 o->inflight_max ? o->inflight_max : IOLAT_DEFAULT_INFLIGHT);
+	/* Test hook: a tiny histogram map makes completions spill, as a dry allocator does. */
+	if (getenv("IOTIER_TEST_LAT_HISTS"))
+		bpf_map__set_max_entries(skel->maps.hists, (__u32)atoi(getenv("IOTIER_TEST_LAT_HISTS")));
 
 	/* choose one program set: tp_btf or raw_tp, and skip hooks nobody needs */
 	bpf_program__set_autoload(skel->progs.btf_io_start, btf_mode && io_start);
@@ -198,6 +236,12 @@ static int setup(struct lat_session *s, const struct lat_options *o, const struc
 		set_err(err, errlen, "cannot load the BPF programs (%s attach): %s",
 			btf_mode ? "tp_btf" : "raw_tp", strerror(-err_no));
 		return err_no;
+	}
+
+	s->spills = ring_buffer__new(bpf_map__fd(skel->maps.spills), on_spill, s, NULL);
+	if (!s->spills) {
+		set_err(err, errlen, "cannot create the ring buffer: %s", strerror(errno));
+		return -errno;
 	}
 
 	/* fill the filter maps before any event can see them empty */
@@ -235,6 +279,8 @@ static int setup(struct lat_session *s, const struct lat_options *o, const struc
 
 static void teardown(struct lat_session *s)
 {
+	ring_buffer__free(s->spills);
+	s->spills = NULL;
 	iolat__destroy(s->skel);
 	s->skel = NULL;
 	if (s->cgroup_fd >= 0)
@@ -383,6 +429,15 @@ int lat_session_read(struct lat_session *s, struct lat_snapshot *snap, bool fina
 			lat_sum(&row->d2c, &s->percpu[c].d2c);
 		}
 	}
+
+	/* Spilled completions land in this interval, whichever epoch they were counted in:
+	 * a request near the flip may be reported one interval early, never lost. */
+	s->filling = snap;
+	ret = ring_buffer__consume(s->spills);
+	s->filling = NULL;
+	if (ret < 0)
+		goto out;
+	ret = 0;
 
 	snap->drops = stat_sum(s, IOLAT_STAT_DROPS);
 	snap->hist_drops = stat_sum(s, IOLAT_STAT_HIST_DROPS);
