@@ -53,19 +53,25 @@ def main():
     rows = {cells(l)[0]: cells(l) for l in lines[2:]}
     errors = []
     order = []
+    failed = []
     for name, title in titles(matrix_sh):
         order.append(title)
         got = measured.get(name, "not run")
         row = rows.setdefault(title, [title] + ["?"] * (len(header) - 1))
-        if row[col] != got:
+        if got.startswith("FAIL") or got == "not run":
+            # A broken test says nothing about the kernel: never written into the table.
+            failed.append(f"{name} on {column}: {got}")
+        elif row[col] != got:
             errors.append(f"{name} on {column}: the README says '{row[col]}', "
                           f"the test measured '{got}'")
             row[col] = got
     for title in rows:
         if title not in order:
             errors.append(f"the README lists '{title}', which no test measures")
+    if failed:
+        print("\n".join(failed))
     if not errors:
-        return 0
+        return 1 if failed else 0
     if not update:
         print("\n".join(errors))
         print("(IOTIER_UPDATE_README=1 rewrites the column from these results)")
@@ -73,7 +79,7 @@ def main():
     out = [lines[0], lines[1]] + ["| " + " | ".join(rows[t]) + " |" for t in order]
     open(readme, "w").write(head + BEGIN + "\n" + "\n".join(out) + "\n" + END + tail)
     print(f"{readme}: column {column} rewritten")
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
