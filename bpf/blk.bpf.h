@@ -291,15 +291,13 @@ static __always_inline void blk_lat_add(struct iolat_lat *l, __u64 ns, const boo
 	barrier_var(b);
 	if (b >= HIST_NR_BUCKETS)
 		return;
-	if (shared) {
-		__sync_fetch_and_add(&l->slots[b], 1);
-		__sync_fetch_and_add(&l->count, 1);
-		__sync_fetch_and_add(&l->sum_ns, ns);
-	} else {
-		l->slots[b]++;
-		l->count++;
-		l->sum_ns += ns;
+	if (!shared) {
+		iolat_lat_count(l, b, ns);
+		return;
 	}
+	__sync_fetch_and_add(&l->slots[b], 1);
+	__sync_fetch_and_add(&l->count, 1);
+	__sync_fetch_and_add(&l->sum_ns, ns);
 	if (!l->min_ns || ns < l->min_ns)
 		l->min_ns = ns;
 	if (ns > l->max_ns)

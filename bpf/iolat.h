@@ -52,6 +52,19 @@ struct iolat_lat {
 	__u64 slots[HIST_NR_BUCKETS];
 };
 
+/* Count a latency of @ns, in bucket @b (from hist_bucket()), into @l. Not atomic: for a
+ * per-CPU value in the kernel, or in user space. */
+static inline void iolat_lat_count(struct iolat_lat *l, __u32 b, __u64 ns)
+{
+	l->slots[b]++;
+	l->count++;
+	l->sum_ns += ns;
+	if (!l->min_ns || ns < l->min_ns)
+		l->min_ns = ns;
+	if (ns > l->max_ns)
+		l->max_ns = ns;
+}
+
 struct iolat_hist {
 	__u64 count;    /* completed requests */
 	__u64 bytes;    /* bytes they transferred */

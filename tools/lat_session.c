@@ -140,18 +140,6 @@ static void probe_kernel(struct probe *pr, bool need_fork)
 	btf__free(btf);
 }
 
-/* One latency into @l, as blk_lat_add() does in the kernel. */
-static void lat_add_one(struct iolat_lat *l, __u64 ns)
-{
-	l->slots[hist_bucket(ns)]++;
-	l->count++;
-	l->sum_ns += ns;
-	if (!l->min_ns || ns < l->min_ns)
-		l->min_ns = ns;
-	if (ns > l->max_ns)
-		l->max_ns = ns;
-}
-
 /* A completion the kernel could not put in a histogram: into the row it belongs to. */
 static int on_spill(void *ctx, void *data, size_t size)
 {
@@ -167,17 +155,42 @@ static int on_spill(void *ctx, void *data, size_t size)
 		return -ENOMEM;
 	row->count++;
 	row->bytes += e->bytes;
-	lat_add_one(&row->q2c, e->q2c_ns);
+	iolat_lat_count(&row->q2c, hist_bucket(e->q2c_ns), e->q2c_ns);
 	if (e->has_d2c)
-		lat_add_one(&row->d2c, e->d2c_ns);
+		iolat_lat_count(&row->d2c, hist_bucket(e->d2c_ns), e->d2c_ns);
 	return 0;
+}
+
+/* Load one program set, tp_btf or raw_tp, and only the hooks needed: where the submitter
+ * is learnt (@start, enum blk_start) and the fork hook for --children. */
+static void choose_programs(struct iolat *skel, bool btf_mode, int start)
+{
+	bool io_start = start == BLK_START_IO_START, getrq = start == BLK_START_GETRQ;
+	bool forks = skel->rodata->follow_forks;
+
+	bpf_program__set_autoload(skel->progs.btf_io_start, btf_mode && io_start);
+	bpf_program__set_autoload(skel->progs.btf_getrq, btf_mode && getrq);
+	bpf_program__set_autoload(skel->progs.btf_rq_insert, btf_mode);
+	bpf_program__set_autoload(skel->progs.btf_rq_issue, btf_mode);
+	bpf_program__set_autoload(skel->progs.btf_rq_complete, btf_mode);
+	bpf_program__set_autoload(skel->progs.btf_rq_requeue, btf_mode);
+	bpf_program__set_autoload(skel->progs.btf_rq_merge, btf_mode);
+	bpf_program__set_autoload(skel->progs.btf_fork, btf_mode && forks);
+	bpf_program__set_autoload(skel->progs.raw_io_start, !btf_mode && io_start);
+	bpf_program__set_autoload(skel->progs.raw_getrq, !btf_mode && getrq);
+	bpf_program__set_autoload(skel->progs.raw_rq_insert, !btf_mode);
+	bpf_program__set_autoload(skel->progs.raw_rq_issue, !btf_mode);
+	bpf_program__set_autoload(skel->progs.raw_rq_complete, !btf_mode);
+	bpf_program__set_autoload(skel->progs.raw_rq_requeue, !btf_mode);
+	bpf_program__set_autoload(skel->progs.raw_rq_merge, !btf_mode);
+	bpf_program__set_autoload(skel->progs.raw_fork, !btf_mode && forks);
 }
 
 static int setup(struct lat_session *s, const struct lat_options *o, const struct probe *pr,
 		 bool btf_mode, char *err, size_t errlen)
 {
 	struct iolat *skel;
-	bool attribute, io_start, getrq;
+	bool attribute;
 	__u8 one = 1;
 	int err_no;
 
@@ -203,8 +216,6 @@ static int setup(struct lat_session *s, const struct lat_options *o, const struc
 	 * that a filter has a way to know the submitter. */
 	attribute = o->filter_tgid || o->cgroup;
 	skel->rodata->blk_start_at = attribute ? (__u32)pr->blk_start : BLK_START_FIRST_SEEN;
-	io_start = attribute && pr->blk_start == BLK_START_IO_START;
-	getrq = attribute && pr->blk_start == BLK_START_GETRQ;
 	skel->rodata->complete_has_nr_bytes = pr->complete_nr_bytes;
 	bpf_map__set_max_entries(skel->maps.inflight,
 				 o->inflight_max ? o->inflight_max : IOLAT_DEFAULT_INFLIGHT);
@@ -213,22 +224,7 @@ static int setup(struct lat_session *s, const struct lat_options *o, const struc
 		bpf_map__set_max_entries(skel->maps.hists, (__u32)atoi(getenv("IOTIER_TEST_LAT_HISTS")));
 
 	/* choose one program set: tp_btf or raw_tp, and skip hooks nobody needs */
-	bpf_program__set_autoload(skel->progs.btf_io_start, btf_mode && io_start);
-	bpf_program__set_autoload(skel->progs.btf_getrq, btf_mode && getrq);
-	bpf_program__set_autoload(skel->progs.btf_rq_insert, btf_mode);
-	bpf_program__set_autoload(skel->progs.btf_rq_issue, btf_mode);
-	bpf_program__set_autoload(skel->progs.btf_rq_complete, btf_mode);
-	bpf_program__set_autoload(skel->progs.btf_rq_requeue, btf_mode);
-	bpf_program__set_autoload(skel->progs.btf_rq_merge, btf_mode);
-	bpf_program__set_autoload(skel->progs.btf_fork, btf_mode && skel->rodata->follow_forks);
-	bpf_program__set_autoload(skel->progs.raw_io_start, !btf_mode && io_start);
-	bpf_program__set_autoload(skel->progs.raw_getrq, !btf_mode && getrq);
-	bpf_program__set_autoload(skel->progs.raw_rq_insert, !btf_mode);
-	bpf_program__set_autoload(skel->progs.raw_rq_issue, !btf_mode);
-	bpf_program__set_autoload(skel->progs.raw_rq_complete, !btf_mode);
-	bpf_program__set_autoload(skel->progs.raw_rq_requeue, !btf_mode);
-	bpf_program__set_autoload(skel->progs.raw_rq_merge, !btf_mode);
-	bpf_program__set_autoload(skel->progs.raw_fork, !btf_mode && skel->rodata->follow_forks);
+	choose_programs(skel, btf_mode, attribute ? pr->blk_start : BLK_START_FIRST_SEEN);
 
 	/* load: verify and create the maps */
 	err_no = iolat__load(skel);

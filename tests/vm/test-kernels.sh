@@ -71,25 +71,10 @@ cp "$here/matrix.sh" "$VM_ROOT/iotier/matrix.sh"
 printf 'root:x:0:0::/:/bin/sh\nnobody:x:65534:65534::/:/bin/false\n' >"$VM_ROOT/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' >"$VM_ROOT/etc/group"
 
-cat >"$VM_ROOT/init" <<'EOF'
-#!/bin/busybox sh
-/bin/busybox mount -t proc proc /proc
-/bin/busybox mount -t sysfs sysfs /sys
-/bin/busybox mount -t devtmpfs devtmpfs /dev
-/bin/busybox --install -s /bin
+vm_write_init <<'EOF'
 export PATH=/iotier/bin:/sbin:/bin
-k=$(uname -r)
-for m in $(cat /modules/$k/order); do insmod /modules/$k/$m || echo "VMINFO insmod $m failed"; done
-mount -t cgroup2 cgroup2 /sys/fs/cgroup || echo "VMINFO no cgroup2"
 mount -t tmpfs -o size=768m tmpfs /var/tmp
 mount -t tmpfs tmpfs /tmp
-for d in vda vdb; do
-  i=0
-  while [ ! -e /sys/block/$d ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-  echo bfq >/sys/block/$d/queue/scheduler || echo "VMINFO no bfq on $d"
-done
-mount -t ext4 /dev/vda /mnt || echo "VMINFO cannot mount /dev/vda"
-echo "VMINFO kernel $k, controllers: $(cat /sys/fs/cgroup/cgroup.controllers)"
 export IOTIER_TEST_STRICT=1 IOTIER_SHIM=/iotier/lib/libiotier.so
 BIN=/iotier/bin SHIM=/iotier/lib/libiotier.so MATRIX_WHERE=guest
 . /iotier/matrix.sh
@@ -97,17 +82,9 @@ for f in $MATRIX_FEATURES; do
   matrix_feature "$f" /tmp/$f.log || sed "s/^/VMLOG $f: /" /tmp/$f.log | tail -n 40
 done
 echo "VMEXIT"
-umount /mnt
-poweroff -f
 EOF
-chmod +x "$VM_ROOT/init"
 vm_pack_initramfs "$work/initrd.gz"
-
-# ---- disks: ext4 on vda for buffered writes, raw vdb for direct readers (vm-checks) ----
-truncate -s 512M "$work/vda.img"
-truncate -s 256M "$work/vdb.img"
-mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$work/vda.img" ||
-  { echo "mkfs.ext4 failed" >&2; exit 1; }
+vm_make_disks "$work"
 
 # ---- boot every kernel at once ----
 start=$(date +%s)

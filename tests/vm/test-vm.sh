@@ -35,38 +35,14 @@ vm_copy_program /iotier/bin "$cli"
 vm_copy_program /iotier/bin "$probe"
 vm_copy_program /iotier/lib "$shim" # libiotier.so
 
-cat >"$root/init" <<'EOF'
-#!/bin/busybox sh
-/bin/busybox mount -t proc proc /proc
-/bin/busybox mount -t sysfs sysfs /sys
-/bin/busybox mount -t devtmpfs devtmpfs /dev
-/bin/busybox --install -s /bin
-export PATH=/bin
-k=$(uname -r)
-for m in $(cat /modules/$k/order); do insmod /modules/$k/$m || echo "VMINFO insmod $m failed"; done
-mount -t cgroup2 cgroup2 /sys/fs/cgroup || echo "VMINFO no cgroup2"
-for d in vda vdb; do
-  i=0
-  while [ ! -e /sys/block/$d ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-  echo bfq >/sys/block/$d/queue/scheduler || echo "VMINFO no bfq on $d"
-done
-mount -t ext4 /dev/vda /mnt || echo "VMINFO cannot mount /dev/vda"
-echo "VMINFO kernel $(uname -r), controllers: $(cat /sys/fs/cgroup/cgroup.controllers)"
+vm_write_init <<'EOF'
 mode=$(sed -n 's/.*iotier\.mode=\([a-z]*\).*/\1/p' /proc/cmdline)
 secs=$(sed -n 's/.*iotier\.seconds=\([0-9]*\).*/\1/p' /proc/cmdline)
 /iotier/bin/vm-checks ${mode:-checks} ${secs:-10}
 echo "VMEXIT $?"
-umount /mnt
-poweroff -f
 EOF
-chmod +x "$root/init"
 vm_pack_initramfs "$work/initrd.gz"
-
-# ---- disks: ext4 on vda for buffered writes, raw vdb for direct readers ----
-truncate -s 512M "$work/vda.img"
-truncate -s 256M "$work/vdb.img"
-mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$work/vda.img" ||
-  { echo "mkfs.ext4 failed" >&2; exit 1; }
+vm_make_disks "$work"
 
 log=$work/console.log
 start=$(date +%s)

@@ -132,3 +132,42 @@ vm_boot() {
     </dev/null >"$log" 2>&1 &
   VM_PID=$!
 }
+
+# Write $VM_ROOT/init: mount the pseudo file systems, load this kernel's modules (from
+# /modules/$(uname -r), as vm_add_modules put them), mount cgroup2, put bfq on the virtio
+# disks vda and vdb and mount vda's ext4 on /mnt; then the commands on standard input; then
+# power off.
+vm_write_init() {
+  {
+    cat <<'EOF'
+#!/bin/busybox sh
+/bin/busybox mount -t proc proc /proc
+/bin/busybox mount -t sysfs sysfs /sys
+/bin/busybox mount -t devtmpfs devtmpfs /dev
+/bin/busybox --install -s /bin
+export PATH=/bin
+k=$(uname -r)
+for m in $(cat /modules/$k/order); do insmod /modules/$k/$m || echo "VMINFO insmod $m failed"; done
+mount -t cgroup2 cgroup2 /sys/fs/cgroup || echo "VMINFO no cgroup2"
+for d in vda vdb; do
+  i=0
+  while [ ! -e /sys/block/$d ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+  echo bfq >/sys/block/$d/queue/scheduler || echo "VMINFO no bfq on $d"
+done
+mount -t ext4 /dev/vda /mnt || echo "VMINFO cannot mount /dev/vda"
+echo "VMINFO kernel $k, controllers: $(cat /sys/fs/cgroup/cgroup.controllers)"
+EOF
+    cat
+    printf 'umount /mnt\npoweroff -f\n'
+  } >"$VM_ROOT/init"
+  chmod +x "$VM_ROOT/init"
+}
+
+# The two disks in directory $1: vda.img, ext4 for buffered writes, and vdb.img, raw for
+# direct readers.
+vm_make_disks() {
+  truncate -s 512M "$1/vda.img"
+  truncate -s 256M "$1/vdb.img"
+  mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$1/vda.img" ||
+    { echo "mkfs.ext4 failed" >&2; exit 1; }
+}
