@@ -24,5 +24,7 @@ static inline int comm_fd_watched(int fd)
 
 /* The name behind @fd may have changed: read it back and re-evaluate that thread. */
 SHIM_HIDDEN void comm_fd_written(int fd);
+/* The same for thread @tid, whose comm file was written through an fd now closed. */
+SHIM_HIDDEN void comm_tid_written(pid_t tid);
 
 #endif

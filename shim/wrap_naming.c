@@ -93,7 +93,11 @@ static void comm_fd_forget(int fd)
 /* The kernel may keep a trailing newline in the name, so ask it rather than guess. */
 void comm_fd_written(int fd)
 {
-	pid_t tid = atomic_load(&comm_fd_tid[fd]);
+	comm_tid_written(atomic_load(&comm_fd_tid[fd]));
+}
+
+void comm_tid_written(pid_t tid)
+{
 	char path[64], buf[64];
 	struct state_slot *slot;
 	size_t len;
@@ -279,6 +283,7 @@ EXPORT int fflush(FILE *fp)
 EXPORT int fclose(FILE *fp)
 {
 	int fd = fp ? fileno(fp) : -1, watched = fd >= 0 && comm_fd_watched(fd), ret;
+	pid_t named = 0;
 	int flush_err = 0;
 
 	if (fd >= 0 && !in_shim && (unsigned)fd < PATH_FD_MAX &&
@@ -296,6 +301,11 @@ EXPORT int fclose(FILE *fp)
 	}
 	if (fd >= 0 && !in_shim)
 		low_paths_before_close(fd);
+	/* Forget the fd before it closes: once closed, another thread may open its number. */
+	if (watched) {
+		named = atomic_load(&comm_fd_tid[fd]);
+		comm_fd_forget(fd);
+	}
 	ret = REAL(fclose)(fp); /* stdio writes the buffered name here, through libc's own write */
 	if (flush_err && ret == 0) {
 		ret = EOF;
@@ -305,8 +315,7 @@ EXPORT int fclose(FILE *fp)
 		int saved = errno;
 
 		if (!in_shim)
-			comm_fd_written(fd);
-		comm_fd_forget(fd);
+			comm_tid_written(named);
 		errno = saved;
 	}
 	return ret;
