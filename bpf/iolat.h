@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * iolat.h: the types that iolat.bpf.c (the block-latency tracer) shares with user space
- * (tools/lat_session.c). Only fixed-width types, so both sides agree on every layout.
+ * (tools/trace/lat_session.c). Only fixed-width types, so both sides agree on every layout.
  * A histogram is keyed by device, operation, priority class and level, and by an epoch bit
  * that user space flips to read one interval while the kernel fills the next.
  */

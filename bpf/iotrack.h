@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * iotrack.h: types shared by bpf/iotrack.bpf.c and `iotier check` (tools/check_trace.c).
+ * iotrack.h: types shared by bpf/iotrack.bpf.c and `iotier check` (tools/trace/check_trace.c).
  * The BPF side counts block requests of one command's process tree per submitting thread,
  * arrival priority, op and cause, with a latency histogram, and tells user space about
  * processes (fork, exec with its command line) so that the tier rules can be applied there.

@@ -4,13 +4,11 @@
 # libc functions and the iotier.h API) and nothing else, so that its internals can never
 # capture a symbol the program or another library defines. Usage: check-exports.sh SO MAP
 set -eu
+# shellcheck source=../lib/testlib.sh
+. "$(dirname "$0")/../lib/testlib.sh"
 so=$1
 map=$2
-if ! command -v nm >/dev/null; then
-  echo "SKIP: nm not installed"
-  [ "${IOTIER_TEST_STRICT:-0}" != 0 ] && exit 1
-  exit 77
-fi
+command -v nm >/dev/null || test_skip "nm not installed"
 
 expected=$(sed -n '/global:/,/local:/p' "$map" | grep -v -e 'global:' -e 'local:' |
   tr ';' '\n' | tr -d ' \t' | grep -v '^$' | sort -u)

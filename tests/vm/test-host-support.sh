@@ -14,18 +14,19 @@ set -u
 here=$(dirname "$0")
 readme=$1
 shift
-. "$here/vm-lib.sh" # vm_skip
+# shellcheck source=../lib/testlib.sh
+. "$here/../lib/testlib.sh"
+. "$here/vm-lib.sh" # test_skip
 . "$here/matrix.sh"
 
-[ "$(id -u)" = 0 ] || vm_skip "needs root"
-command -v python3 >/dev/null || vm_skip "python3 not installed"
+[ "$(id -u)" = 0 ] || test_skip "needs root"
+command -v python3 >/dev/null || test_skip "python3 not installed"
 col=$(uname -r | sed -n 's/^\([0-9]*\.[0-9]*\).*/\1/p')
 grep -q "^| feature |.* $col |" "$readme" ||
-  vm_skip "the README's support table has no column for this kernel ($col)"
+  test_skip "the README's support table has no column for this kernel ($col)"
 
-work=$(mktemp -d /var/tmp/iotier-host-support.XXXXXX)
-trap 'rm -rf "$work"' EXIT
-trap 'exit 1' INT TERM
+work=''
+test_tmpdir work /var/tmp/iotier-host-support.XXXXXX
 BIN=$work/bin SHIM=
 mkdir -p "$BIN"
 for arg in "$@"; do

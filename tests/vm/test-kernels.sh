@@ -20,6 +20,8 @@ set -u
 here=$(dirname "$0")
 cache=$1 readme=$2
 shift 2
+# shellcheck source=../lib/testlib.sh
+. "$here/../lib/testlib.sh"
 . "$here/vm-lib.sh"
 . "$here/matrix.sh"
 
@@ -27,16 +29,14 @@ shift 2
 KERNELS="linux-image-amd64:6.1 linux-image-6.12-amd64:6.12"
 
 vm_require_tools
-command -v python3 >/dev/null || vm_skip "python3 not installed"
+command -v python3 >/dev/null || test_skip "python3 not installed"
 
-work=$(mktemp -d /var/tmp/iotier-kernels.XXXXXX)
+work=''
+test_tmpdir work /var/tmp/iotier-kernels.XXXXXX
+# a killed test (meson timeout) must not leave a VM running
 pids=
-cleanup() {
-  for p in $pids; do kill "$p" 2>/dev/null; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+# shellcheck disable=SC2016 # expanded when the cleanup runs
+test_cleanup_add 'for p in $pids; do kill "$p" 2>/dev/null; done'
 VM_ROOT=$work/root
 mkdir -p "$VM_ROOT/bin" "$VM_ROOT/sbin" "$VM_ROOT/proc" "$VM_ROOT/sys" "$VM_ROOT/dev" \
   "$VM_ROOT/mnt" "$VM_ROOT/tmp" "$VM_ROOT/var/tmp" "$VM_ROOT/etc" "$VM_ROOT/iotier/bin" \

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # Description: clear refusal on a kernel that lacks what a feature needs, shown on this one
-# by hiding tracepoints from iotier's BTF probe (IOTIER_TEST_HIDE_BTF, tools/kernel_probe.h).
+# by hiding tracepoints from iotier's BTF probe (IOTIER_TEST_HIDE_BTF, tools/trace/kernel_probe.h).
 # Each refusal is one line on stderr naming what is missing and the kernel that has it,
 # exit status 1, nothing on stdout, and no command started:
 #   - lat --pid and --children with neither block_io_start nor block_getrq (no exact
@@ -16,14 +16,15 @@
 set -u
 
 here=$(dirname "$0")
-. "$here/vm-lib.sh" # vm_skip
+# shellcheck source=../lib/testlib.sh
+. "$here/../lib/testlib.sh"
+. "$here/vm-lib.sh" # test_skip
 . "$here/matrix.sh"
-[ "$(id -u)" = 0 ] || vm_skip "needs root"
-[ -r /sys/kernel/btf/vmlinux ] || vm_skip "no kernel BTF"
+[ "$(id -u)" = 0 ] || test_skip "needs root"
+[ -r /sys/kernel/btf/vmlinux ] || test_skip "no kernel BTF"
 
-work=$(mktemp -d /var/tmp/iotier-refusal.XXXXXX)
-trap 'rm -rf "$work"' EXIT
-trap 'exit 1' INT TERM
+work=''
+test_tmpdir work /var/tmp/iotier-refusal.XXXXXX
 BIN=$work/bin
 mkdir -p "$BIN"
 for arg in "$@"; do ln -s "${arg#*=}" "$BIN/${arg%%=*}"; done

@@ -16,12 +16,14 @@ set -u
 
 cache=$1 checks=$2 cli=$3 shim=$4 probe=$5 mode=${6:-checks} seconds=${7:-10}
 
+# shellcheck source=../lib/testlib.sh
+. "$(dirname "$0")/../lib/testlib.sh"
 . "$(dirname "$0")/vm-lib.sh"
 vm_require_tools
 vm_fetch_kernel "$cache" linux-image-amd64
 
-work=$(mktemp -d /var/tmp/iotier-vm.XXXXXX)
-trap 'rm -rf "$work"' EXIT INT TERM
+work=''
+test_tmpdir work /var/tmp/iotier-vm.XXXXXX
 root=$work/root
 VM_ROOT=$root
 mkdir -p "$root/bin" "$root/proc" "$root/sys" "$root/dev" "$root/mnt" "$root/tmp" \
@@ -50,7 +52,8 @@ vm_boot "$work/initrd.gz" "$log" \
   "cgroup_no_v1=all iotier.mode=$mode iotier.seconds=$seconds" "$work/vda.img" "$work/vdb.img"
 qpid=$VM_PID
 # a killed test (meson timeout) must not leave the VM running
-trap 'kill $qpid 2>/dev/null; rm -rf "$work"' EXIT INT TERM
+# shellcheck disable=SC2016 # expanded when the cleanup runs
+test_cleanup_add 'kill $qpid 2>/dev/null'
 wait $qpid
 status=$?
 echo "vm: qemu exited $status after $(( $(date +%s) - start )) s"

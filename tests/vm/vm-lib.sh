@@ -1,30 +1,22 @@
 # SPDX-License-Identifier: MIT
 #
 # vm-lib.sh: what the qemu tests share (sourced by tests/vm/test-vm.sh and
-# tests/vm/test-kernels.sh): the skip convention, fetching a Debian kernel package without
-# installing it (apt-get download, dpkg-deb -x, cached under the build directory), taking
+# tests/vm/test-kernels.sh, after tests/lib/testlib.sh, whose test_skip it uses): fetching
+# a Debian kernel package without installing it (apt-get download, dpkg-deb -x, cached
+# under the build directory), taking
 # the modules a test needs out of it, copying dynamic programs with their loader and
 # libraries into an initramfs tree, and booting qemu under TCG (nested KVM does not work on
 # these machines) so that a killed test never leaves a VM behind.
 
-vm_skip() {
-  if [ -n "${IOTIER_TEST_STRICT:-}" ] && [ "${IOTIER_TEST_STRICT}" != 0 ]; then
-    echo "FAIL (strict mode, would skip): $*" >&2
-    exit 1
-  fi
-  echo "SKIP: $*" >&2
-  exit 77
-}
-
 # qemu, a static busybox and the packaging tools, or skip.
 vm_require_tools() {
-  VM_QEMU=$(command -v qemu-system-x86_64) || vm_skip "qemu-system-x86_64 not installed"
-  "$VM_QEMU" -version >/dev/null 2>&1 || vm_skip "qemu-system-x86_64 does not run"
+  VM_QEMU=$(command -v qemu-system-x86_64) || test_skip "qemu-system-x86_64 not installed"
+  "$VM_QEMU" -version >/dev/null 2>&1 || test_skip "qemu-system-x86_64 does not run"
   VM_BUSYBOX=/bin/busybox
   [ -x "$VM_BUSYBOX" ] && "$VM_BUSYBOX" --list 2>/dev/null | grep -qx insmod ||
-    vm_skip "busybox-static not installed"
+    test_skip "busybox-static not installed"
   for tool in cpio dpkg-deb mkfs.ext4 modinfo gzip xz; do
-    command -v $tool >/dev/null || vm_skip "$tool not installed"
+    command -v $tool >/dev/null || test_skip "$tool not installed"
   done
 }
 
@@ -42,11 +34,11 @@ vm_fetch_kernel() {
       apt-get update -qq >/dev/null 2>&1
       pkg=$(apt-cache depends "$2" 2>/dev/null | sed -n 's/.*Depends: \(linux-image-[0-9].*-amd64\)$/\1/p' | head -n1)
     fi
-    [ -n "$pkg" ] || vm_skip "cannot resolve $2 (apt lists missing?)"
+    [ -n "$pkg" ] || test_skip "cannot resolve $2 (apt lists missing?)"
     (cd "$dir" && apt-get download -o APT::Sandbox::User=root "$pkg" >/dev/null 2>&1) ||
-      vm_skip "cannot download $pkg"
+      test_skip "cannot download $pkg"
     deb=$(ls "$dir"/linux-image-*-amd64_*.deb 2>/dev/null | head -n1)
-    [ -n "$deb" ] || vm_skip "no kernel package after downloading $pkg"
+    [ -n "$deb" ] || test_skip "no kernel package after downloading $pkg"
   fi
   VM_TREE=$dir/extract
   if [ ! -f "$VM_TREE/.from" ] || [ "$(cat "$VM_TREE/.from")" != "$(basename "$deb")" ]; then
