@@ -57,7 +57,7 @@ for arg in "$@"; do
   case " $MATRIX_PROGRAMS " in *" $name "*) ;; *) echo "unknown program $name" >&2; exit 1 ;; esac
   [ -f "$path" ] || { echo "missing program $path" >&2; exit 1; }
   case $name in
-    libiotier.so) vm_copy_program /iotier/lib "$path" ;;
+    libiotier.so) vm_copy_program /iotier/lib "$path" libiotier.so ;; # the file may be libiotier.so.0.1.0
     *) vm_copy_program /iotier/bin "$path" ;;
   esac
 done

@@ -35,7 +35,7 @@ cp "$VM_BUSYBOX" "$root/bin/busybox"
 cp "$checks" "$root/iotier/bin/vm-checks"
 vm_copy_program /iotier/bin "$cli"
 vm_copy_program /iotier/bin "$probe"
-vm_copy_program /iotier/lib "$shim" # libiotier.so
+vm_copy_program /iotier/lib "$shim" libiotier.so # whatever its versioned file name
 
 vm_write_init <<'EOF'
 mode=$(sed -n 's/.*iotier\.mode=\([a-z]*\).*/\1/p' /proc/cmdline)

@@ -90,9 +90,9 @@ vm_add_module() {
 }
 
 # Copy program $2 into directory $1 (in the initramfs tree $VM_ROOT), with the host's loader
-# and every library it links, at their host paths.
+# and every library it links, at their host paths. $3, when given, names the copy.
 vm_copy_program() {
-  cp "$2" "$VM_ROOT$1/"
+  cp "$2" "$VM_ROOT$1/${3:-}"
   ldd "$2" 2>/dev/null | sed -n 's/.*=> \(\/[^ ]*\).*/\1/p; s/^\s*\(\/[^ ]*\) (.*/\1/p' |
     while read -r lib; do
       [ -e "$VM_ROOT$lib" ] && continue
