@@ -23,13 +23,8 @@
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
-/* iotrack's map of the command's processes (reused by fd: same definition). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 8192);
-	__type(key, __u32);
-	__type(value, __u8);
-} tracked SEC(".maps");
+/* The command's processes, shared by iotrack and iotitle (tracked.bpf.h). */
+#include "tracked.bpf.h"
 
 /*
  * When the title is looked at, as the shim does it (process_identity.c): on each of a

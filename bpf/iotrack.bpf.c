@@ -27,13 +27,8 @@
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
-/* The command's processes: seeded by user space with the child's pid before it execs. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 8192);
-	__type(key, __u32);
-	__type(value, __u8);
-} tracked SEC(".maps");
+/* The command's processes, shared by iotrack and iotitle (tracked.bpf.h). */
+#include "tracked.bpf.h"
 
 struct inode_key {
 	__u32 dev;
