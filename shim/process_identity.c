@@ -16,8 +16,7 @@
 
 #include "cgroup_tier.h"
 #include "shim.h"
-
-#define TITLE_MAX 4096
+#include "title.h"
 
 static struct {
 	pid_t pid;
@@ -54,42 +53,17 @@ static void locate_argument_area(void)
 		while (*p && *p != ' ')
 			p++;
 	}
-	if (proc.arg_end <= proc.arg_start || proc.arg_end - proc.arg_start > TITLE_MAX)
+	if (proc.arg_end <= proc.arg_start) /* over TITLE_MAX: title_length() cuts it */
 		proc.arg_start = proc.arg_end = 0;
 }
 
-/*
- * The bytes of the title, as the kernel's /proc/PID/cmdline defines them: the argument
- * area, and, when its last byte is not a NUL (a rewritten title that ran long), on into the
- * environment area up to the first NUL.
- */
+/* The bytes of the title, as the kernel's /proc/PID/cmdline defines them (title.c). */
 static size_t title_bytes(const char **start)
 {
-	const char *area = (const char *)proc.arg_start;
-	size_t len = proc.arg_end - proc.arg_start;
+	size_t limit = proc.env_end > proc.arg_end ? proc.env_end - proc.arg_start : 0;
 
-	*start = area;
-	if (!len)
-		return 0;
-	if (area[len - 1] != '\0' && proc.env_end > proc.arg_end) {
-		size_t limit = proc.env_end - proc.arg_start;
-
-		while (len < limit && len < TITLE_MAX && area[len] != '\0')
-			len++;
-	}
-	return len;
-}
-
-/* Arguments joined by spaces, trailing NUL padding dropped (PostgreSQL pads with NULs). */
-static void title_to_cmdline(const char *bytes, size_t len, char *out, size_t outlen)
-{
-	size_t n = len < outlen - 1 ? len : outlen - 1;
-
-	while (n && bytes[n - 1] == '\0')
-		n--;
-	for (size_t i = 0; i < n; i++)
-		out[i] = bytes[i] ? bytes[i] : ' ';
-	out[n] = '\0';
+	*start = (const char *)proc.arg_start;
+	return title_length(*start, proc.arg_end - proc.arg_start, limit);
 }
 
 static void main_thread_name(char name[16])

@@ -12,18 +12,8 @@ set -u
 refdisk=$1
 builddir=$2
 
-test_skip() {
-  if [ "${IOTIER_TEST_STRICT:-0}" != 0 ]; then
-    echo "FAIL (strict mode, would skip): $*"
-    exit 1
-  fi
-  echo "SKIP: $*"
-  exit 77
-}
-test_fail() {
-  echo "FAIL: $*"
-  exit 1
-}
+# shellcheck source=tests/lib/testlib.sh
+. "$(dirname "$0")/../lib/testlib.sh"
 
 [ "$(id -u)" = 0 ] || test_skip "needs root (FUSE mount, loop device)"
 [ -c /dev/fuse ] || test_skip "no /dev/fuse"
@@ -31,17 +21,11 @@ test_fail() {
 command -v losetup >/dev/null 2>&1 || test_skip "losetup missing (util-linux)"
 
 # Its own state root, so that nothing here meets another refdisk on the machine.
-root=$(mktemp -d /tmp/iotier-test-refdisk.XXXXXX)
+root=""
+test_tmpdir root /tmp/iotier-test-refdisk.XXXXXX
 seen=$root/seen # what the command saw while the disk was up: dev, mnt, pid
-cleanup() {
-  # A failed assertion must not leave the rig behind either.
-  for s in "$root"/state/*; do
-    [ -d "$s" ] && "$refdisk" down "$s"
-  done
-  rm -rf "$root"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
+# A failed assertion must not leave the rig behind either (runs before the rm of root).
+test_cleanup_add 'for s in "$root"/state/*; do [ -d "$s" ] && "$refdisk" down "$s"; done'
 export REFDISK_STATE_ROOT="$root/state" IOTIER_BUILDDIR="$builddir"
 
 # alive PID: running, not a zombie waiting for us to reap it
