@@ -583,7 +583,7 @@ def render(meta, s, na, svgs):
           "read and written at the rig, by the class they arrived with; leak = low-tier bytes "
           "that reached the disk at another class than the shim gave it, e.g. through the flusher; "
           "`rocksdb:high*` is its own tier otherwise). For variants that do not use iotier, check "
-          "classifies by the same rules without tagging anything (it is given libc as the shim). "
+          "classifies by the same rules without tagging anything (it is given a library db_bench loads anyway, libpthread, as the shim). "
           "*Reader block* percentiles are the block-layer latency of the default tier's reads "
           "(the reader thread's alone, unlike the iotier lat columns).", ""]
     if not meta["have_check"]:
