@@ -199,6 +199,18 @@ static int parse_low_rate(struct config *cfg, const char *value, char *err, size
 	return 0;
 }
 
+static int parse_target(struct config *cfg, const char *value, char *err, size_t errlen)
+{
+	return adaptive_target_parse(value, &cfg->target, err, errlen);
+}
+
+static int parse_low_min_rate(struct config *cfg, const char *value, char *err, size_t errlen)
+{
+	if (config_parse_size(value, &cfg->low_min_rate, err, errlen) < 0)
+		return -1;
+	return 0;
+}
+
 /* No FNM_PATHNAME: '*' crosses '/', so "*.log" matches a log in any directory. */
 bool config_drop_behind_matches(const struct config *cfg, const char *path)
 {
@@ -223,6 +235,8 @@ static const struct {
 	{ "IOTIER_WRITEBACK_STRICT", parse_writeback_strict },
 	{ "IOTIER_DROP_BEHIND", parse_drop_behind },
 	{ "IOTIER_LOW_RATE", parse_low_rate },
+	{ "IOTIER_TARGET", parse_target },
+	{ "IOTIER_LOW_MIN_RATE", parse_low_min_rate },
 };
 
 #define N_KEYS (sizeof(config_table) / sizeof(config_table[0]))

@@ -44,6 +44,8 @@ int shim_flag(struct shim_flags *flags, int opt, const char *arg)
 		{ SHIM_OPT_WRITEBACK, "IOTIER_WRITEBACK" },
 		{ SHIM_OPT_LOW_RATE, "IOTIER_LOW_RATE" },
 		{ SHIM_OPT_CGROUP, "IOTIER_CGROUP" },
+		{ SHIM_OPT_TARGET, "IOTIER_TARGET" },
+		{ SHIM_OPT_LOW_MIN_RATE, "IOTIER_LOW_MIN_RATE" },
 	};
 
 	/*

@@ -25,6 +25,8 @@ enum {
 	SHIM_OPT_LOW_RATE,
 	SHIM_OPT_CGROUP,
 	SHIM_OPT_CGROUP_WEIGHT,
+	SHIM_OPT_TARGET,
+	SHIM_OPT_LOW_MIN_RATE,
 	SHIM_OPT_END,
 };
 
@@ -44,7 +46,9 @@ enum {
 	{ "drop-behind", required_argument, NULL, SHIM_OPT_DROP_BEHIND },                   \
 	{ "low-rate", required_argument, NULL, SHIM_OPT_LOW_RATE },                         \
 	{ "cgroup", required_argument, NULL, SHIM_OPT_CGROUP },                             \
-	{ "cgroup-weight", required_argument, NULL, SHIM_OPT_CGROUP_WEIGHT }
+	{ "cgroup-weight", required_argument, NULL, SHIM_OPT_CGROUP_WEIGHT },               \
+	{ "target", required_argument, NULL, SHIM_OPT_TARGET },                             \
+	{ "low-min-rate", required_argument, NULL, SHIM_OPT_LOW_MIN_RATE }
 
 /* The help text of those flags, for a subcommand's usage. */
 #define SHIM_OPTIONS_HELP                                                                  \
@@ -73,6 +77,13 @@ enum {
 	"      --low-rate BYTES   limit all low threads together to BYTES per second of\n"     \
 	"                         reads and writes; high threads are never delayed (default\n" \
 	"                         off)\n"                                                      \
+	"\n"                                                                                   \
+	"adaptive low tier (docs/adaptive.md; validated, the controller is not wired yet):\n"   \
+	"      --target EXPR      a latency target for the high tier's reads, relative to\n"  \
+	"                         their unloaded latency (read.p99<=2x) or absolute\n"        \
+	"                         (read.p99<=1.5ms); percentiles p50, p90, p95, p99, p99.9\n" \
+	"      --low-min-rate BYTES\n"                                                          \
+	"                         a floor: the low tier is never held below BYTES per second\n" \
 	"Sizes take a K, M or G suffix (binary).\n"
 
 struct shim_flags {

@@ -463,6 +463,12 @@ static int scenario_bad_config(const char *self)
 	       "bad class: exit %d, stderr: %s", ret, err);
 	unsetenv("IOTIER_LOW_CLASS");
 
+	setenv("IOTIER_TARGET", "read.p99<=2", 1);
+	ret = run_capturing_stderr(self, "untouched", err, sizeof(err));
+	EXPECT(ret == 0 && count_lines(err) == 1 && strstr(err, "IOTIER_TARGET: bad target "
+	       "'read.p99<=2': bad unit in '2'"), "bad target: exit %d, stderr: %s", ret, err);
+	unsetenv("IOTIER_TARGET");
+
 	setenv("IOTIER_CONFIG", "/nonexistent/iotier.conf", 1);
 	ret = run_capturing_stderr(self, "untouched", err, sizeof(err));
 	EXPECT(ret == 0 && count_lines(err) == 1 && strstr(err, "/nonexistent/iotier.conf"),
