@@ -39,6 +39,7 @@ struct low_gate *low_gate_create(void)
 	if (g == MAP_FAILED)
 		return NULL;
 	atomic_store(&g->cap, LOW_GATE_UNLIMITED);
+	atomic_store(&g->wait_slice_ns, LOW_GATE_WAIT_SLICE_NS);
 	return g;
 }
 
@@ -157,7 +158,7 @@ uint32_t low_gate_enter(struct low_gate *g, pid_t pid, pid_t tid)
 			counted = true;
 		}
 		atomic_fetch_add(&g->waiters, 1);
-		if (!futex_wait(&g->seq, seen, LOW_GATE_WAIT_SLICE_NS))
+		if (!futex_wait(&g->seq, seen, atomic_load(&g->wait_slice_ns)))
 			low_gate_reclaim_dead(g);
 		atomic_fetch_sub(&g->waiters, 1);
 	}

@@ -4,7 +4,7 @@
  * controller (its cap: how many low I/Os may be on the device at once, 0 = held). It lives
  * in one shared mapping, inherited by fork, so one cap governs a whole process tree
  * (PostgreSQL's autovacuum workers). Waiting is a futex on that mapping. It cannot wedge:
- * a waiter wakes every LOW_GATE_WAIT_SLICE_NS to take back the slots of holders that died,
+ * a waiter wakes every wait slice (LOW_GATE_WAIT_SLICE_NS) to take back the slots of holders that died,
  * a cap whose lease ran out (the controller stopped updating it) counts as no cap, and a
  * thread that already holds a slot (a signal handler's I/O inside an I/O) passes through.
  * High-tier threads never call it.
@@ -30,6 +30,8 @@ struct low_gate {
 	_Atomic uint64_t waits;    /* admissions that had to wait: the controller's demand signal */
 	_Atomic uint64_t bytes;    /* bytes the low tier reported done */
 	_Atomic uint64_t reclaimed; /* slots taken back from dead holders */
+	_Atomic uint64_t wait_slice_ns; /* LOW_GATE_WAIT_SLICE_NS; tests lengthen it to prove
+					   that a wake-up, not the slice, releases a waiter */
 	/* Who holds each slot: pid << 32 | tid, 0 when free. Guarded by CAS, not a lock. */
 	_Atomic uint64_t holders[LOW_GATE_HOLDERS];
 };

@@ -130,13 +130,19 @@ START_TEST(test_releases_when_reader_stops)
 }
 END_TEST
 
-/* A floor above what the target allows: the floor wins, the low tier keeps its rate. */
+/*
+ * A floor above what the target allows: the floor wins, the low tier keeps its rate. Set
+ * once the controller has settled below it, so it must climb back, not merely stop cutting.
+ */
 START_TEST(test_floor_is_kept)
 {
-	params.floor_rate = 100ull << 20;
 	start("read.p99<=2x");
 	run_until(6 * SEC);
-	run_until(36 * SEC);
+	run_until(8 * SEC);
+	ck_assert_uint_lt(low_rate(&st), 100ull << 20);
+	params.floor_rate = c.p.floor_rate = 100ull << 20;
+	run_until(10 * SEC);
+	run_until(40 * SEC);
 	ck_assert_uint_gt(c.floor_lifts, 0);
 	ck_assert_uint_eq(st.held_ns_run, 0);
 	ck_assert_uint_ge(low_rate(&st), params.floor_rate);
@@ -316,6 +322,15 @@ START_TEST(test_probe_needs_reads)
 	ck_assert_uint_eq(c.baseline_ns, 0);
 	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL);
 	ck_assert_uint_eq(c.next_probe_ns, now + params.probe_retry_ns);
+	/* A slow reader, 20 reads per window: the probe waits for enough of them. */
+	while (c.phase == PHASE_RUN)
+		feed(600000, 300, false);
+	feed(0, 0, false);
+	while (c.phase == PHASE_PROBE_MEASURE)
+		feed(400000, 20, false);
+	assert_baseline_near(400000);
+	ck_assert_uint_le(c.held_ns, params.probe_drain_ns + 4 * params.probe_measure_ns +
+			  params.probe_drain_ns + 4 * params.probe_measure_ns);
 }
 END_TEST
 

@@ -2,7 +2,7 @@
 /*
  * check-low-gate.c: unit tests of the low tier's cross-process gate: the cap is never
  * exceeded by racing threads, a forked child blocks while the low tier is held and goes
- * once the cap opens, a dead holder's slot is taken back (and a live one's is not), an
+ * once the cap opens (woken, not by the wait slice running out), a dead holder's slot is taken back (and a live one's is not), an
  * expired lease lifts the cap, and a thread's nested I/O does not wait for itself. Every
  * wait is on a state (a counter, a pipe byte), never on a sleep's length.
  */
@@ -116,6 +116,7 @@ START_TEST(test_fork_child_held_then_released)
 	int status;
 
 	ck_assert_int_eq(pipe(to_parent), 0);
+	atomic_store(&g->wait_slice_ns, 3600 * 1000000000ull); /* only a wake-up lets it go */
 	low_gate_set_cap(g, 0, 0);
 	child = fork();
 	ck_assert_int_ge(child, 0);
@@ -203,6 +204,7 @@ START_TEST(test_cap_holds_under_races)
 {
 	pthread_t t[THREADS];
 
+	atomic_store(&g->wait_slice_ns, 3600 * 1000000000ull); /* a lost wake-up hangs */
 	low_gate_set_cap(g, 2, 0);
 	for (int i = 0; i < THREADS; i++)
 		ck_assert_int_eq(pthread_create(&t[i], NULL, hammer, NULL), 0);
