@@ -10,6 +10,7 @@
 
 #include "adaptive_target.h"
 #include "config.h"
+#include "check_main.h"
 
 static struct adaptive_target t;
 static char err[512];
@@ -144,17 +145,11 @@ int main(void)
 {
 	Suite *s = suite_create("adaptive-target");
 	TCase *tc = tcase_create("parse");
-	SRunner *runner;
-	int failed;
 
 	tcase_add_loop_test(tc, test_good, 0, sizeof(good) / sizeof(good[0]));
 	tcase_add_test(tc, test_empty_is_off);
 	tcase_add_loop_test(tc, test_bad, 0, sizeof(bad) / sizeof(bad[0]));
 	tcase_add_test(tc, test_config_key);
 	suite_add_tcase(s, tc);
-	runner = srunner_create(s);
-	srunner_run_all(runner, CK_NORMAL);
-	failed = srunner_ntests_failed(runner);
-	srunner_free(runner);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_suite(s);
 }

@@ -12,6 +12,7 @@
 
 #include "adaptive.h"
 #include "sim_device.h"
+#include "check_main.h"
 
 #define MS 1000000ull
 #define SEC 1000000000ull
@@ -185,6 +186,15 @@ static void feed(uint64_t lat_ns, uint32_t reads, bool debt)
 #define GOOD 100000 /* 100 us against a 1 ms target */
 #define BAD 5000000 /* 5 ms */
 
+/* @n missed windows in a row under a 1 ms target, from full: n steps down, to 0 at most. */
+static void start_and_miss(int n)
+{
+	start("read.p99<=1ms");
+	for (int i = 0; i < n; i++)
+		feed(BAD, 300, false);
+	ck_assert_uint_eq(c.level, n < ADAPTIVE_LEVEL_FULL ? ADAPTIVE_LEVEL_FULL - (uint32_t)n : 0);
+}
+
 static unsigned windows_to_climb(void)
 {
 	uint32_t level = c.level;
@@ -240,10 +250,7 @@ END_TEST
 
 START_TEST(test_idle_release_and_resume)
 {
-	start("read.p99<=1ms");
-	for (int i = 0; i < 7; i++)
-		feed(BAD, 300, false);
-	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL - 7);
+	start_and_miss(7);
 	feed(0, 0, false);
 	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL - 7);
 	feed(0, 0, false);
@@ -255,10 +262,7 @@ END_TEST
 
 START_TEST(test_debt_relaxes)
 {
-	start("read.p99<=1ms");
-	for (int i = 0; i < 20; i++)
-		feed(BAD, 300, false);
-	ck_assert_uint_eq(c.level, 0);
+	start_and_miss(20);
 	for (int i = 1; i <= 3; i++) {
 		feed(BAD, 300, true);
 		ck_assert_uint_eq(c.level, (uint32_t)i);
@@ -356,8 +360,6 @@ int main(void)
 	Suite *s = suite_create("adaptive");
 	TCase *sim = tcase_create("simulated-device");
 	TCase *rules = tcase_create("rules");
-	SRunner *runner;
-	int failed;
 
 	tcase_add_checked_fixture(sim, setup, NULL);
 	tcase_set_timeout(sim, 60);
@@ -378,9 +380,5 @@ int main(void)
 	tcase_add_test(rules, test_probe_needs_reads);
 	tcase_add_test(rules, test_hist_helpers);
 	suite_add_tcase(s, rules);
-	runner = srunner_create(s);
-	srunner_run_all(runner, CK_NORMAL);
-	failed = srunner_ntests_failed(runner);
-	srunner_free(runner);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_suite(s);
 }

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "low_gate.h"
+#include "check_main.h"
 
 #define GENEROUS_MS 30000 /* a loaded CI machine: far longer than any of these waits */
 
@@ -223,8 +224,6 @@ int main(void)
 {
 	Suite *s = suite_create("low-gate");
 	TCase *tc = tcase_create("gate");
-	SRunner *runner;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120);
@@ -235,9 +234,5 @@ int main(void)
 	tcase_add_test(tc, test_dead_holder_reclaimed);
 	tcase_add_test(tc, test_cap_holds_under_races);
 	suite_add_tcase(s, tc);
-	runner = srunner_create(s);
-	srunner_run_all(runner, CK_NORMAL);
-	failed = srunner_ntests_failed(runner);
-	srunner_free(runner);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_suite(s);
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "split_io.h"
+#include "check_main.h"
 
 #define MAX_CALLS 64
 
@@ -84,25 +85,25 @@ START_TEST(test_short_piece_stops)
 }
 END_TEST
 
-START_TEST(test_first_piece_fails)
-{
-	fake.fail_at = 0;
-	fake.fail_errno = EIO;
-	errno = 0;
-	ck_assert_int_eq(split_io(fake_piece, NULL, buffer, 10000, 0, 4096), -1);
-	ck_assert_int_eq(errno, EIO);
-	ck_assert_uint_eq(fake.calls, 1);
-}
-END_TEST
+/* A failed piece: -1 and its errno if it was the first, else the bytes before it. */
+static const struct {
+	int fail_at;
+	ssize_t want;
+	int want_errno; /* errno is set to 1234 before the call */
+} failures[] = {
+	{ 0, -1, EIO },
+	{ 1, 4096, 1234 },
+	{ 2, 8192, 1234 },
+};
 
-START_TEST(test_later_piece_fails)
+START_TEST(test_failed_piece)
 {
-	fake.fail_at = 2;
-	fake.fail_errno = ENOSPC;
+	fake.fail_at = failures[_i].fail_at;
+	fake.fail_errno = EIO;
 	errno = 1234;
-	ck_assert_int_eq(split_io(fake_piece, NULL, buffer, 10000, 0, 4096), 8192);
-	ck_assert_int_eq(errno, 1234); /* a success: errno as it was */
-	ck_assert_uint_eq(fake.calls, 3);
+	ck_assert_int_eq(split_io(fake_piece, NULL, buffer, 10000, 0, 4096), failures[_i].want);
+	ck_assert_int_eq(errno, failures[_i].want_errno);
+	ck_assert_uint_eq(fake.calls, (unsigned)failures[_i].fail_at + 1);
 }
 END_TEST
 
@@ -156,21 +157,14 @@ int main(void)
 {
 	Suite *s = suite_create("split-io");
 	TCase *tc = tcase_create("split");
-	SRunner *runner;
-	int failed;
 
 	tcase_add_checked_fixture(tc, reset, NULL);
 	tcase_add_test(tc, test_small_is_one_call);
 	tcase_add_test(tc, test_pieces);
 	tcase_add_test(tc, test_short_piece_stops);
-	tcase_add_test(tc, test_first_piece_fails);
-	tcase_add_test(tc, test_later_piece_fails);
+	tcase_add_loop_test(tc, test_failed_piece, 0, sizeof(failures) / sizeof(failures[0]));
 	tcase_add_test(tc, test_kernel_limit);
 	tcase_add_test(tc, test_real_file);
 	suite_add_tcase(s, tc);
-	runner = srunner_create(s);
-	srunner_run_all(runner, CK_NORMAL);
-	failed = srunner_ntests_failed(runner);
-	srunner_free(runner);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_suite(s);
 }
