@@ -138,6 +138,10 @@ START_TEST(test_config_key)
 	ck_assert_int_eq(config_load(&cfg, lookup, NULL, NULL, err, sizeof(err)), 0);
 	ck_assert(!cfg.target.set);
 	ck_assert_uint_eq(cfg.low_min_rate, 0);
+	ck_assert_int_eq(config_load(&cfg, lookup, NULL, "IOTIER_LOW_MIN_RATE=100\n", err,
+				     sizeof(err)), -1);
+	ck_assert_str_eq(err, "IOTIER_CONFIG line 1: IOTIER_LOW_MIN_RATE: bad rate '100': 0 (off) "
+			 "or at least 4096 bytes per second");
 }
 END_TEST
 
