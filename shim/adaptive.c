@@ -30,6 +30,7 @@ void adaptive_params_default(struct adaptive_params *p)
 	p->probe_drain_ns = 50000000;    /* 50 ms */
 	p->probe_measure_ns = 250000000; /* 250 ms: 300 ms held in all */
 	p->probe_retry_ns = 5 * NS_PER_SEC;
+	p->probe_warmup_ns = 2 * NS_PER_SEC;
 }
 
 void adaptive_level_limits(uint32_t level, uint32_t *cap, uint32_t *chunk)
@@ -103,25 +104,50 @@ static void accumulate(struct adaptive_window *acc, const struct adaptive_window
 	acc->debt |= w->debt;
 }
 
-/* The median of the recent probes: one noisy probe, high or low, does not move it. */
-static uint64_t baseline_median(const struct adaptive *c)
+/*
+ * The median of the recent probes' values (0 = no value): one noisy probe, high (an
+ * outside load during it) or low (a lucky one), does not move it.
+ */
+static uint64_t median_of(const uint64_t *values)
 {
 	uint64_t v[ADAPTIVE_BASELINES];
 	unsigned n = 0;
 
 	for (unsigned i = 0; i < ADAPTIVE_BASELINES; i++) {
-		uint64_t x = c->baselines[i];
-		unsigned j = n++;
+		uint64_t x = values[i];
+		unsigned j = n;
 
-		if (!x) {
-			n--;
+		if (!x)
 			continue;
-		}
 		for (; j > 0 && v[j - 1] > x; j--)
 			v[j] = v[j - 1];
 		v[j] = x;
+		n++;
 	}
 	return n ? v[(n - 1) / 2] : 0;
+}
+
+static void push_recent(uint64_t *values, uint64_t x)
+{
+	memmove(values + 1, values, (ADAPTIVE_BASELINES - 1) * sizeof(values[0]));
+	values[0] = x;
+}
+
+/*
+ * Pooled over the recent probes, since one probe holds only a few of the rare slow reads;
+ * a probe whose baseline was more than twice the median (an outside load then) is left
+ * out, as it is from the baseline.
+ */
+static uint32_t alone_over_permille(const struct adaptive *c)
+{
+	uint64_t reads = 0, over = 0;
+
+	for (unsigned i = 0; i < ADAPTIVE_BASELINES; i++)
+		if (c->baselines[i] && c->baselines[i] <= 2 * c->baseline_ns) {
+			reads += c->probe_reads[i];
+			over += c->probe_over[i];
+		}
+	return reads ? (uint32_t)(over * 1000 / reads) : 0;
 }
 
 static void start_probe(struct adaptive *c, uint64_t now_ns)
@@ -137,13 +163,17 @@ static void finish_probe(struct adaptive *c, uint64_t now_ns)
 {
 	const uint32_t *hist = c->pending.hist;
 
-	if (adaptive_hist_count(hist) >= c->p.min_samples) {
-		memmove(c->baselines + 1, c->baselines,
-			sizeof(c->baselines) - sizeof(c->baselines[0]));
-		c->baselines[0] = adaptive_hist_percentile(hist, c->target.permille);
-		c->baseline_ns = baseline_median(c);
+	uint64_t reads = adaptive_hist_count(hist);
+
+	if (reads >= c->p.min_samples) {
+		push_recent(c->baselines, adaptive_hist_percentile(hist, c->target.permille));
+		c->baseline_ns = median_of(c->baselines);
 		c->target_ns = c->baseline_ns * c->target.factor_milli / 1000;
-		c->next_probe_ns = now_ns + c->p.probe_every_ns;
+		push_recent(c->probe_reads, reads);
+		push_recent(c->probe_over, adaptive_hist_over(hist, c->target_ns));
+		c->alone_permille = alone_over_permille(c);
+		c->next_probe_ns = now_ns + (++c->valid_probes < ADAPTIVE_WARMUP_PROBES ?
+					     c->p.probe_warmup_ns : c->p.probe_every_ns);
 	} else {
 		c->next_probe_ns = now_ns + c->p.probe_retry_ns;
 	}
@@ -155,7 +185,7 @@ static void finish_probe(struct adaptive *c, uint64_t now_ns)
 static void reset_streak(struct adaptive *c)
 {
 	c->good_streak = 0;
-	c->streak_reads = c->streak_over = 0;
+	c->streak_reads = c->streak_excess = 0;
 }
 
 /* One step down; back to where the reader last did fine if a release overshot. */
@@ -183,17 +213,17 @@ static void cut(struct adaptive *c)
  * a whole kept to half the allowance: summed, a few hundred reads per window become a
  * thousand, and one stray slow read no longer decides (the hysteresis band).
  */
-static void climb_after_good(struct adaptive *c, uint64_t reads, uint64_t over)
+static void climb_after_good(struct adaptive *c, uint64_t reads, uint64_t excess)
 {
 	uint32_t need = c->p.climb_windows;
 
 	if (c->level + 1 == c->miss_level)
 		need *= c->backoff;
 	c->streak_reads += reads;
-	c->streak_over += over;
+	c->streak_excess += excess;
 	if (++c->good_streak < need)
 		return;
-	if (c->streak_over * 2000 <= c->streak_reads * (1000 - c->target.permille) &&
+	if (c->streak_excess * 2 <= c->streak_reads * (1000 - c->target.permille) &&
 	    c->level < ADAPTIVE_LEVEL_FULL)
 		set_level(c, c->level + 1);
 	reset_streak(c);
@@ -212,27 +242,30 @@ static void judge_idle(struct adaptive *c)
 
 /*
  * Judge a window with reads. A miss: more than (1 - percentile) of the reads over the
- * target. Anything else counts towards a climb (climb_after_good). The floor and the debt
- * signal overrule both.
+ * target beyond those that are over it even with the low tier held (alone_permille).
+ * Anything else counts towards a climb (climb_after_good). The floor and the debt signal
+ * overrule both.
  */
 static void judge_reads(struct adaptive *c, uint64_t reads, const struct adaptive_window *w)
 {
-	uint64_t over = adaptive_hist_over(w->hist, c->target_ns);
-	uint64_t allowed = reads * (1000 - c->target.permille); /* in thousandths of a read */
+	uint64_t over = adaptive_hist_over(w->hist, c->target_ns) * 1000; /* thousandths of a read */
+	uint64_t allowed = reads * (1000 - c->target.permille);
+	uint64_t alone = reads * c->alone_permille;
+	uint64_t excess = over > alone ? over - alone : 0;
 	bool floor_set = c->p.floor_rate != 0;
 
-	c->miss_permille = (uint32_t)(over * 1000 / reads);
+	c->miss_permille = (uint32_t)(over / reads);
 	if (floor_set && w->low_limited && c->rate < c->p.floor_rate) {
 		c->floor_lifts++;
 		reset_streak(c);
 		set_level(c, c->level + 1);
-	} else if (over * 1000 > allowed) {
+	} else if (excess > allowed) {
 		if (floor_set && c->rate < 2 * c->p.floor_rate && w->low_limited)
 			c->floor_lifts++; /* halving would take the low tier under its floor */
 		else
 			cut(c);
 	} else {
-		climb_after_good(c, reads, over);
+		climb_after_good(c, reads, excess);
 	}
 }
 

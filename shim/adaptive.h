@@ -42,6 +42,7 @@ struct adaptive_params {
 	uint64_t probe_drain_ns;   /* hold, let the low tier's I/O leave the device, ignore */
 	uint64_t probe_measure_ns; /* hold and measure the reads alone (longer if few reads) */
 	uint64_t probe_retry_ns;   /* after a probe with too few reads */
+	uint64_t probe_warmup_ns;  /* between the first ADAPTIVE_WARMUP_PROBES probes */
 	uint64_t floor_rate;       /* bytes/s below which the low tier is never held (0: none) */
 };
 
@@ -60,6 +61,7 @@ struct adaptive_window {
 enum adaptive_phase { PHASE_RUN = 0, PHASE_PROBE_DRAIN, PHASE_PROBE_MEASURE };
 
 #define ADAPTIVE_BASELINES 5 /* the baseline is the median of this many recent probes */
+#define ADAPTIVE_WARMUP_PROBES 3 /* probes taken quickly at the start, for a median at once */
 
 struct adaptive {
 	struct adaptive_params p;
@@ -74,7 +76,7 @@ struct adaptive {
 	uint64_t window_start_ns, deadline_ns, last_step_ns;
 	struct adaptive_window pending; /* a window still short of min_samples */
 	uint32_t good_streak, idle_streak;
-	uint64_t streak_reads, streak_over; /* summed over the good streak, judged together */
+	uint64_t streak_reads, streak_excess; /* summed over the good streak, judged together */
 	uint32_t miss_level;        /* last level that missed; climbing to it needs hysteresis */
 	uint32_t backoff;           /* how many times longer that climb takes */
 	uint32_t resume_level;      /* the level before an idle release, to return to on a miss */
@@ -83,6 +85,14 @@ struct adaptive {
 	/* Baseline (relative targets only). */
 	uint64_t baselines[ADAPTIVE_BASELINES]; /* most recent first, 0 = none */
 	uint64_t baseline_ns;       /* 0 until the first valid probe */
+	/*
+	 * Per probe, its reads and how many of them were over the target even with the low
+	 * tier held (an outside load, a busy host). Pooled, they give alone_permille: that
+	 * much of a window's reads over the target is not blamed on the low tier.
+	 */
+	uint64_t probe_reads[ADAPTIVE_BASELINES], probe_over[ADAPTIVE_BASELINES];
+	uint32_t alone_permille;
+	uint32_t valid_probes;
 	uint64_t next_probe_ns;
 
 	/* What `iotier threads` will show. */
