@@ -17,29 +17,35 @@
 
 #define GATE_NAME "iotier-gate"
 
-struct low_gate *low_gate_create(void)
+void *shared_map_create(const char *name, size_t size)
 {
-	struct low_gate *g;
-	long fd = syscall(SYS_memfd_create, GATE_NAME, MFD_CLOEXEC);
+	long fd = syscall(SYS_memfd_create, name, MFD_CLOEXEC);
+	void *p = MAP_FAILED;
 	int saved;
 
 	if (fd < 0)
 		return NULL;
-	if (syscall(SYS_ftruncate, (int)fd, (off_t)sizeof(*g)) < 0) {
-		saved = errno;
-		syscall(SYS_close, (int)fd);
-		errno = saved;
-		return NULL;
-	}
-	/* MAP_SHARED: a forked child sees the same gate, not a copy. Zero pages: all free. */
-	g = mmap(NULL, sizeof(*g), PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
+	/* MAP_SHARED: a forked child sees the same memory, not a copy. */
+	if (syscall(SYS_ftruncate, (int)fd, (off_t)size) == 0)
+		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
 	saved = errno;
 	syscall(SYS_close, (int)fd);
 	errno = saved;
-	if (g == MAP_FAILED)
-		return NULL;
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void low_gate_init(struct low_gate *g)
+{
 	atomic_store(&g->cap, LOW_GATE_UNLIMITED);
 	atomic_store(&g->wait_slice_ns, LOW_GATE_WAIT_SLICE_NS);
+}
+
+struct low_gate *low_gate_create(void)
+{
+	struct low_gate *g = shared_map_create(GATE_NAME, sizeof(*g));
+
+	if (g)
+		low_gate_init(g);
 	return g;
 }
 

@@ -40,6 +40,12 @@ struct low_gate {
 struct low_gate *low_gate_create(void);
 void low_gate_destroy(struct low_gate *g);
 
+/* Make zeroed shared memory at @g a gate with no cap (for a gate inside a larger mapping). */
+void low_gate_init(struct low_gate *g);
+
+/* A zeroed MAP_SHARED memfd mapping of @size bytes named @name; NULL with errno. */
+void *shared_map_create(const char *name, size_t size);
+
 /* The controller's side: set the cap, valid until @lease_ns (0: forever), and wake waiters. */
 void low_gate_set_cap(struct low_gate *g, uint32_t cap, uint64_t lease_ns);
 
