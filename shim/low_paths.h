@@ -68,6 +68,9 @@ static inline bool self_is_low(void)
  */
 SHIM_HIDDEN bool shim_memory_borrowed(void);
 
+/* What @fd (< PATH_FD_MAX) is, FD_KIND_*: found once per open, raw syscalls, errno kept. */
+SHIM_HIDDEN uint32_t fd_kind(int fd);
+
 /* Out of line: the rare case where a hook has work to do. errno is kept by the callee. */
 SHIM_HIDDEN void low_paths_written(int fd, size_t bytes, off_t end, bool low);
 SHIM_HIDDEN void low_paths_read(int fd, size_t bytes);

@@ -78,7 +78,7 @@ enum {
 	"                         reads and writes; high threads are never delayed (default\n" \
 	"                         off)\n"                                                      \
 	"\n"                                                                                   \
-	"adaptive low tier (docs/adaptive.md; validated, the controller is not wired yet):\n"   \
+	"adaptive low tier (docs/adaptive.md; pread and pwrite only so far):\n"                \
 	"      --target EXPR      a latency target for the high tier's reads, relative to\n"  \
 	"                         their unloaded latency (read.p99<=2x) or absolute\n"        \
 	"                         (read.p99<=1.5ms); percentiles p50, p90, p95, p99, p99.9\n" \

@@ -343,6 +343,7 @@ static int scenario_errno(void)
 	errno = 4242;
 	n = pread(scratch_fd, buf, 4, 0);
 	EXPECT(n == 4 && errno == 4242, "re-tagging read: %zd errno %d", n, errno);
+	EXPECT(pwrite(-1, "x", 1, 0) == -1 && errno == EBADF, "low pwrite(-1) errno %d", errno);
 	EXPECT(write(-1, "x", 1) == -1 && errno == EBADF, "write(-1) errno %d", errno);
 	EXPECT(fsync(-1) == -1 && errno == EBADF, "fsync(-1) errno %d", errno);
 	EXPECT(posix_fallocate(-1, 0, 1) == EBADF, "posix_fallocate(-1) returns an errno value");
