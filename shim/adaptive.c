@@ -162,7 +162,6 @@ static void start_probe(struct adaptive *c, uint64_t now_ns)
 static void finish_probe(struct adaptive *c, uint64_t now_ns)
 {
 	const uint32_t *hist = c->pending.hist;
-
 	uint64_t reads = adaptive_hist_count(hist);
 
 	if (reads >= c->p.min_samples) {
