@@ -12,6 +12,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -181,42 +182,89 @@ END_TEST
 #define THREADS 8
 #define ROUNDS 300
 
-static _Atomic int concurrent, max_concurrent, passed;
+/* Shared by the hammering threads or processes: how many were inside at once. */
+struct shared_counts {
+	_Atomic int concurrent, max_concurrent, passed;
+};
 
-static void *hammer(void *arg)
+static void hammer_rounds(struct shared_counts *n)
 {
-	(void)arg;
 	for (int i = 0; i < ROUNDS; i++) {
 		uint32_t ticket = enter_self();
-		int now = atomic_fetch_add(&concurrent, 1) + 1, seen = atomic_load(&max_concurrent);
+		int now = atomic_fetch_add(&n->concurrent, 1) + 1;
+		int seen = atomic_load(&n->max_concurrent);
 
-		while (now > seen && !atomic_compare_exchange_weak(&max_concurrent, &seen, now))
+		while (now > seen && !atomic_compare_exchange_weak(&n->max_concurrent, &seen, now))
 			;
 		if (i % 16 == 0)
 			sched_yield();
-		atomic_fetch_sub(&concurrent, 1);
-		atomic_fetch_add(&passed, 1);
+		atomic_fetch_sub(&n->concurrent, 1);
+		atomic_fetch_add(&n->passed, 1);
 		low_gate_exit(g, ticket, 1);
 	}
+}
+
+static void *hammer_thread(void *arg)
+{
+	hammer_rounds(arg);
 	return NULL;
+}
+
+static struct shared_counts *start_hammering(void)
+{
+	struct shared_counts *n = shared_map_create("iotier-test-counts", sizeof(*n));
+
+	ck_assert_ptr_nonnull(n);
+	atomic_store(&g->wait_slice_ns, 3600 * 1000000000ull); /* a lost wake-up hangs */
+	low_gate_set_cap(g, 2, 0);
+	return n;
+}
+
+static void expect_cap_held(struct shared_counts *n)
+{
+	ck_assert_int_le(atomic_load(&n->max_concurrent), 2);
+	ck_assert_int_eq(atomic_load(&n->passed), THREADS * ROUNDS);
+	ck_assert_uint_eq(atomic_load(&g->inflight), 0);
+	ck_assert_uint_eq(atomic_load(&g->bytes), THREADS * ROUNDS);
+	ck_assert_uint_eq(atomic_load(&g->reclaimed), 0);
+	for (int i = 0; i < LOW_GATE_HOLDERS; i++)
+		ck_assert_uint_eq(atomic_load(&g->holders[i]), 0);
+	munmap(n, sizeof(*n));
 }
 
 START_TEST(test_cap_holds_under_races)
 {
+	struct shared_counts *n = start_hammering();
 	pthread_t t[THREADS];
 
-	atomic_store(&g->wait_slice_ns, 3600 * 1000000000ull); /* a lost wake-up hangs */
-	low_gate_set_cap(g, 2, 0);
 	for (int i = 0; i < THREADS; i++)
-		ck_assert_int_eq(pthread_create(&t[i], NULL, hammer, NULL), 0);
+		ck_assert_int_eq(pthread_create(&t[i], NULL, hammer_thread, n), 0);
 	for (int i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);
-	ck_assert_int_le(atomic_load(&max_concurrent), 2);
-	ck_assert_int_eq(atomic_load(&passed), THREADS * ROUNDS);
-	ck_assert_uint_eq(atomic_load(&g->inflight), 0);
-	ck_assert_uint_eq(atomic_load(&g->bytes), THREADS * ROUNDS);
-	for (int i = 0; i < LOW_GATE_HOLDERS; i++)
-		ck_assert_uint_eq(atomic_load(&g->holders[i]), 0);
+	expect_cap_held(n);
+}
+END_TEST
+
+/* The same across processes: forked children share the gate and the counters. */
+START_TEST(test_cap_holds_across_processes)
+{
+	struct shared_counts *n = start_hammering();
+	pid_t children[THREADS];
+	int status;
+
+	for (int i = 0; i < THREADS; i++) {
+		children[i] = fork();
+		ck_assert_int_ge(children[i], 0);
+		if (children[i] == 0) {
+			hammer_rounds(n);
+			_exit(0);
+		}
+	}
+	for (int i = 0; i < THREADS; i++) {
+		ck_assert_int_eq(waitpid(children[i], &status, 0), children[i]);
+		ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	expect_cap_held(n);
 }
 END_TEST
 
@@ -233,6 +281,7 @@ int main(void)
 	tcase_add_test(tc, test_fork_child_held_then_released);
 	tcase_add_test(tc, test_dead_holder_reclaimed);
 	tcase_add_test(tc, test_cap_holds_under_races);
+	tcase_add_test(tc, test_cap_holds_across_processes);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }
