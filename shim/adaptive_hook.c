@@ -65,9 +65,12 @@ void adaptive_hook_init(void)
 /* Run the controller if the window ended; errno as it was. */
 static void maybe_step(uint64_t now)
 {
-	int saved = errno;
+	int saved;
 
-	adaptive_region_maybe_step(adaptive_on, now, self_tid());
+	if (likely(!adaptive_region_due(adaptive_on, now)))
+		return;
+	saved = errno;
+	adaptive_region_maybe_step(adaptive_on, now, getpid(), self_tid());
 	errno = saved;
 }
 

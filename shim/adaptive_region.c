@@ -51,15 +51,32 @@ static void collect(struct adaptive_region *r, struct adaptive_window *w)
 	r->seen_splits = splits;
 }
 
-int adaptive_region_maybe_step(struct adaptive_region *r, uint64_t now_ns, pid_t tid)
+/*
+ * The try-lock. A holder that is gone (tgkill says ESRCH) while the window it was closing
+ * is long over died inside a step: its lock is taken over, or the controller would stop
+ * for good (the lease would release the low tier, but no target would hold again).
+ */
+static bool take_stepper(struct adaptive_region *r, uint64_t now_ns, uint64_t id)
+{
+	uint64_t holder = 0;
+
+	if (atomic_compare_exchange_strong(&r->stepper, &holder, id))
+		return true;
+	if (now_ns < atomic_load(&r->deadline_ns) + STEPPER_STALE_NS ||
+	    !low_gate_holder_dead(holder))
+		return false;
+	return atomic_compare_exchange_strong(&r->stepper, &holder, id);
+}
+
+int adaptive_region_maybe_step(struct adaptive_region *r, uint64_t now_ns, pid_t pid, pid_t tid)
 {
 	struct adaptive_window *w = &r->window;
-	uint32_t free_lock = 0, level;
+	uint64_t id = (uint64_t)(uint32_t)pid << 32 | (uint32_t)tid;
+	uint32_t level;
 
-	if (now_ns < atomic_load_explicit(&r->deadline_ns, memory_order_relaxed) ||
-	    !atomic_compare_exchange_strong(&r->stepper, &free_lock, (uint32_t)tid))
+	if (!adaptive_region_due(r, now_ns) || !take_stepper(r, now_ns, id))
 		return 0;
-	if (now_ns < atomic_load(&r->deadline_ns)) { /* someone stepped just before us */
+	if (!adaptive_region_due(r, now_ns)) { /* someone stepped just before us */
 		atomic_store(&r->stepper, 0);
 		return 0;
 	}

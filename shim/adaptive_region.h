@@ -12,6 +12,7 @@
 #define IOTIER_ADAPTIVE_REGION_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -23,7 +24,7 @@
 
 struct adaptive_region {
 	struct low_gate gate;
-	_Atomic uint32_t stepper;      /* tid running the controller; 0 when none */
+	_Atomic uint64_t stepper;      /* pid << 32 | tid running the controller; 0: none */
 	_Atomic uint32_t chunk;        /* the controller's chunk, for split_io */
 	_Atomic uint64_t deadline_ns;  /* the controller's deadline, read without the lock */
 	_Atomic uint64_t splits;       /* low I/Os cut into pieces, ever */
@@ -46,10 +47,20 @@ static inline void adaptive_region_note_read(struct adaptive_region *r, uint64_t
 	atomic_fetch_add_explicit(&r->hist[hist_bucket(ns)], 1, memory_order_relaxed);
 }
 
+/* Has the window ended by @now_ns? One relaxed load: callers ask before anything else. */
+static inline bool adaptive_region_due(struct adaptive_region *r, uint64_t now_ns)
+{
+	return now_ns >= atomic_load_explicit(&r->deadline_ns, memory_order_relaxed);
+}
+
 /*
  * Run the controller if its window ended by @now_ns and nobody else is: returns 1 when
- * this call stepped, 0 otherwise. @tid identifies the caller (for the try-lock).
+ * this call stepped, 0 otherwise. @pid and @tid identify the caller for the try-lock; a
+ * stepper that died inside a step (its window over by more than STEPPER_STALE_NS) has its
+ * lock taken over.
  */
-int adaptive_region_maybe_step(struct adaptive_region *r, uint64_t now_ns, pid_t tid);
+int adaptive_region_maybe_step(struct adaptive_region *r, uint64_t now_ns, pid_t pid, pid_t tid);
+
+#define STEPPER_STALE_NS 1000000000ull
 
 #endif

@@ -197,11 +197,14 @@ void low_gate_exit(struct low_gate *g, uint32_t ticket, uint64_t bytes)
  * tgkill with signal 0 asks whether a thread exists. A zombie still does: a dead child's
  * slots come back once its parent has reaped it.
  */
-static bool holder_dead(uint64_t id)
+bool low_gate_holder_dead(uint64_t id)
 {
 	pid_t pid = (pid_t)(id >> 32), tid = (pid_t)(id & 0xffffffffu);
+	int saved = errno;
+	bool dead = syscall(SYS_tgkill, pid, tid, 0) < 0 && errno == ESRCH;
 
-	return syscall(SYS_tgkill, pid, tid, 0) < 0 && errno == ESRCH;
+	errno = saved;
+	return dead;
 }
 
 unsigned low_gate_reclaim_dead(struct low_gate *g)
@@ -212,7 +215,7 @@ unsigned low_gate_reclaim_dead(struct low_gate *g)
 	for (uint32_t i = 0; i < LOW_GATE_HOLDERS; i++) {
 		uint64_t id = atomic_load(&g->holders[i]);
 
-		if (!id || !holder_dead(id) ||
+		if (!id || !low_gate_holder_dead(id) ||
 		    !atomic_compare_exchange_strong(&g->holders[i], &id, 0))
 			continue;
 		atomic_fetch_sub(&g->inflight, 1);

@@ -62,4 +62,7 @@ void low_gate_exit(struct low_gate *g, uint32_t ticket, uint64_t bytes);
 /* Take back the slots of holders that no longer exist (a reaped process, an ended thread). */
 unsigned low_gate_reclaim_dead(struct low_gate *g);
 
+/* Is the thread @id (pid << 32 | tid) gone? A zombie is not. errno is kept. */
+bool low_gate_holder_dead(uint64_t id);
+
 #endif

@@ -51,6 +51,11 @@ static pid_t self_tid(void)
 	return (pid_t)syscall(SYS_gettid);
 }
 
+static int step_at(uint64_t now)
+{
+	return adaptive_region_maybe_step(r, now, getpid(), self_tid());
+}
+
 static void note_reads(uint64_t ns, int n)
 {
 	for (int i = 0; i < n; i++)
@@ -67,7 +72,7 @@ static void in_child(uint64_t ns, int n, bool step)
 	if (child == 0) {
 		note_reads(ns, n);
 		_exit(step && !adaptive_region_maybe_step(r, atomic_load(&r->deadline_ns),
-							 self_tid()) ? 1 : 0);
+							 getpid(), self_tid()) ? 1 : 0);
 	}
 	ck_assert_int_eq(waitpid(child, &status, 0), child);
 	ck_assert(WIFEXITED(status));
@@ -80,7 +85,7 @@ START_TEST(test_shared_across_fork)
 
 	ck_assert_uint_eq(atomic_load(&r->gate.cap), LOW_GATE_UNLIMITED);
 	in_child(SLOW, 300, false); /* the child's reads ... */
-	ck_assert_int_eq(adaptive_region_maybe_step(r, deadline, self_tid()), 1);
+	ck_assert_int_eq(step_at(deadline), 1);
 	ck_assert_uint_eq(r->ctl.level, ADAPTIVE_LEVEL_FULL - 1); /* ... are the parent's miss */
 	ck_assert_uint_eq(atomic_load(&r->gate.cap), 16);
 	ck_assert_uint_eq(atomic_load(&r->chunk), 1u << 20);
@@ -99,15 +104,38 @@ START_TEST(test_one_step_per_window)
 	uint64_t deadline = atomic_load(&r->deadline_ns);
 
 	note_reads(SLOW, 300);
-	ck_assert_int_eq(adaptive_region_maybe_step(r, deadline - 1, self_tid()), 0);
-	atomic_store(&r->stepper, 12345); /* another thread is stepping */
-	ck_assert_int_eq(adaptive_region_maybe_step(r, deadline, self_tid()), 0);
+	ck_assert_int_eq(step_at(deadline - 1), 0);
+	atomic_store(&r->stepper, (uint64_t)getpid() << 32 | 12345); /* someone is stepping */
+	ck_assert_int_eq(step_at(deadline), 0);
 	atomic_store(&r->stepper, 0);
 	ck_assert_uint_eq(r->ctl.windows, 0);
-	ck_assert_int_eq(adaptive_region_maybe_step(r, deadline, self_tid()), 1);
-	ck_assert_int_eq(adaptive_region_maybe_step(r, deadline, self_tid()), 0); /* done */
+	ck_assert_int_eq(step_at(deadline), 1);
+	ck_assert_int_eq(step_at(deadline), 0); /* done */
 	ck_assert_uint_eq(r->ctl.windows, 1);
 	ck_assert_uint_eq(atomic_load(&r->stepper), 0);
+}
+END_TEST
+
+/* A stepper that died inside a step: its lock is taken over once its window is long over. */
+START_TEST(test_dead_stepper_taken_over)
+{
+	uint64_t deadline = atomic_load(&r->deadline_ns);
+	pid_t child = fork();
+	int status;
+
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		atomic_store(&r->stepper, (uint64_t)getpid() << 32 | (uint32_t)self_tid());
+		_exit(0); /* killed in the middle of a step */
+	}
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	ck_assert_int_eq(step_at(deadline), 0); /* maybe just slow: wait */
+	ck_assert_int_eq(step_at(deadline + STEPPER_STALE_NS - 1), 0);
+	ck_assert_int_eq(step_at(deadline + STEPPER_STALE_NS), 1); /* gone: taken over */
+	ck_assert_uint_eq(atomic_load(&r->stepper), 0);
+	/* A live holder keeps it however late it is. */
+	atomic_store(&r->stepper, (uint64_t)getpid() << 32 | (uint32_t)self_tid());
+	ck_assert_int_eq(step_at(atomic_load(&r->deadline_ns) + 10 * STEPPER_STALE_NS), 0);
 }
 END_TEST
 
@@ -122,7 +150,7 @@ START_TEST(test_low_counters_reach_controller)
 	low_gate_exit(&r->gate, ticket, 10u << 20);
 	atomic_fetch_add(&r->splits, 3);
 	note_reads(100000, 300);
-	ck_assert_int_eq(adaptive_region_maybe_step(r, deadline, self_tid()), 1);
+	ck_assert_int_eq(step_at(deadline), 1);
 	/* 10 MiB in the 100 ms window. */
 	ck_assert_uint_eq(r->ctl.rate, (10ull << 20) * 10);
 	ck_assert_uint_eq(r->window.low_bytes, 10u << 20);
@@ -141,6 +169,7 @@ int main(void)
 	tcase_add_test(tc, test_shared_across_fork);
 	tcase_add_test(tc, test_one_step_per_window);
 	tcase_add_test(tc, test_low_counters_reach_controller);
+	tcase_add_test(tc, test_dead_stepper_taken_over);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }
