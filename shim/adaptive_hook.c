@@ -14,6 +14,7 @@
 #include "low_paths.h"
 #include "real.h"
 #include "split_io.h"
+#include "sys.h"
 
 struct adaptive_region *adaptive_on;
 
@@ -45,7 +46,7 @@ static pid_t self_tid(void)
 {
 	struct state_slot *slot = self_slot;
 
-	return slot && slot->tid ? slot->tid : shim_gettid();
+	return slot && slot->tid ? slot->tid : sys_gettid();
 }
 
 void adaptive_hook_init(void)
@@ -58,7 +59,7 @@ void adaptive_hook_init(void)
 	p.floor_rate = shim.cfg.low_min_rate;
 	adaptive_on = adaptive_region_create(&p, &shim.cfg.target, now_ns());
 	if (!adaptive_on)
-		shim_warn_once(WARN_TABLE, "cannot map the adaptive tier's state: %s; the target "
+		shim_warn_once(WARN_ADAPTIVE, "cannot map the adaptive tier's state: %s; the target "
 			       "is not applied", strerrordesc_np(errno));
 }
 
@@ -70,7 +71,7 @@ static void maybe_step(uint64_t now)
 	if (likely(!adaptive_region_due(adaptive_on, now)))
 		return;
 	saved = errno;
-	adaptive_region_maybe_step(adaptive_on, now, getpid(), self_tid());
+	adaptive_region_maybe_step(adaptive_on, now, sys_getpid(), self_tid());
 	errno = saved;
 }
 
@@ -100,7 +101,7 @@ static ssize_t gated_piece(void *ctx, char *buf, size_t len, off_t off)
 
 	/* The pid is a syscall: only when a cap is in force is it needed. */
 	if (atomic_load_explicit(&gate->cap, memory_order_relaxed) != LOW_GATE_UNLIMITED)
-		ticket = low_gate_enter(gate, getpid(), self_tid());
+		ticket = low_gate_enter(gate, sys_getpid(), self_tid());
 	ret = call->write ? REAL(pwrite)(call->fd, buf, len, off)
 			  : REAL(pread)(call->fd, buf, len, off);
 	saved = errno;

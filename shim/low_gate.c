@@ -2,8 +2,8 @@
 /*
  * low_gate.c: the low tier's cross-process admission gate (see low_gate.h). The count of
  * I/Os in flight moves only by compare-and-swap under the cap, and each admitted I/O records
- * its thread in a slot, so a holder that died can be found and its slot taken back. Raw
- * syscalls only: inside the shim, libc's names are our own wrappers.
+ * its thread in a slot, so a holder that died can be found and its slot taken back. Every
+ * syscall goes through sys_call(): inside the shim, syscall() is our own wrapper.
  */
 #include "low_gate.h"
 
@@ -15,21 +15,23 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sys.h"
+
 #define GATE_NAME "iotier-gate"
 
 void *shared_map_create(const char *name, size_t size)
 {
-	long fd = syscall(SYS_memfd_create, name, MFD_CLOEXEC);
+	long fd = sys_call(SYS_memfd_create, name, MFD_CLOEXEC);
 	void *p = MAP_FAILED;
 	int saved;
 
 	if (fd < 0)
 		return NULL;
 	/* MAP_SHARED: a forked child sees the same memory, not a copy. */
-	if (syscall(SYS_ftruncate, (int)fd, (off_t)size) == 0)
+	if (sys_call(SYS_ftruncate, (int)fd, (off_t)size) == 0)
 		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
 	saved = errno;
-	syscall(SYS_close, (int)fd);
+	sys_call(SYS_close, (int)fd);
 	errno = saved;
 	return p == MAP_FAILED ? NULL : p;
 }
@@ -66,7 +68,7 @@ static uint64_t now_ns(void)
 /* Shared futexes (no FUTEX_PRIVATE_FLAG): the waiters are in several processes. */
 static void futex_wake(_Atomic uint32_t *word, int n)
 {
-	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE, n, NULL, NULL, 0);
+	sys_call(SYS_futex, (uint32_t *)word, FUTEX_WAKE, n, NULL, NULL, 0);
 }
 
 /* Returns false when the wait timed out. */
@@ -75,7 +77,7 @@ static bool futex_wait(_Atomic uint32_t *word, uint32_t seen, uint64_t timeout_n
 	struct timespec ts = { .tv_sec = (time_t)(timeout_ns / 1000000000ull),
 			       .tv_nsec = (long)(timeout_ns % 1000000000ull) };
 
-	return syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT, seen, &ts, NULL, 0) == 0 ||
+	return sys_call(SYS_futex, (uint32_t *)word, FUTEX_WAIT, seen, &ts, NULL, 0) == 0 ||
 	       errno != ETIMEDOUT;
 }
 
@@ -201,7 +203,7 @@ bool low_gate_holder_dead(uint64_t id)
 {
 	pid_t pid = (pid_t)(id >> 32), tid = (pid_t)(id & 0xffffffffu);
 	int saved = errno;
-	bool dead = syscall(SYS_tgkill, pid, tid, 0) < 0 && errno == ESRCH;
+	bool dead = sys_call(SYS_tgkill, pid, tid, 0) < 0 && errno == ESRCH;
 
 	errno = saved;
 	return dead;

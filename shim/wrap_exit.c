@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cgroup_tier.h"
+#include "sys.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -17,7 +18,7 @@ static __attribute__((noreturn)) void exit_now(int status)
 {
 	cgroup_tier_exit();
 	for (;;)
-		syscall(SYS_exit_group, status);
+		sys_call(SYS_exit_group, status);
 }
 
 EXPORT void _exit(int status)

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "adaptive_region.h"
+#include "cleanup.h"
 #include "loopdev.h"
 #include "test_env.h"
 
@@ -32,7 +33,6 @@
 #define WRITE_SPAN (128ull << 20) /* ... writes in the next 128 */
 #define PATIENCE_S 60             /* far longer than any state change here needs */
 
-static _Atomic int failures;
 static _Atomic int stop_writer;
 static _Atomic uint64_t writes;
 static int dev_fd = -1;
@@ -62,11 +62,9 @@ static void *writer(void *arg)
 
 	prctl(PR_SET_NAME, "bg-writer", 0, 0, 0);
 	while (!atomic_load(&stop_writer)) {
-		if (pwrite(dev_fd, buf, WRITE_SIZE, (off_t)(READ_SPAN + off)) != WRITE_SIZE) {
-			perror("bg-writer: pwrite");
-			failures++;
+		if (!EXPECT(pwrite(dev_fd, buf, WRITE_SIZE, (off_t)(READ_SPAN + off)) == WRITE_SIZE,
+			    "bg-writer: pwrite: %m"))
 			break;
-		}
 		writes++;
 		off = (off + WRITE_SIZE) % WRITE_SPAN;
 	}
@@ -90,12 +88,9 @@ static void read_until_held(struct adaptive_region *r, char *buf)
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	while (elapsed_s(&start) < PATIENCE_S) {
 		x = x * 6364136223846793005ull + 1442695040888963407ull;
-		if (pread(dev_fd, buf, READ_SIZE, (off_t)((x >> 33) % (READ_SPAN / READ_SIZE) *
-							   READ_SIZE)) != READ_SIZE) {
-			perror("reader: pread");
-			failures++;
+		if (!EXPECT(pread(dev_fd, buf, READ_SIZE, (off_t)((x >> 33) %
+				(READ_SPAN / READ_SIZE) * READ_SIZE)) == READ_SIZE, "reader: pread: %m"))
 			return;
-		}
 		reads++;
 		if (atomic_load(&r->gate.cap) == 0 && atomic_load(&r->splits) > 0 &&
 		    atomic_load(&r->gate.waits) > 0)
@@ -164,7 +159,7 @@ static int worker(const char *device)
 	atomic_store(&stop_writer, 1);
 	pthread_join(t, NULL);
 	close(dev_fd);
-	return failures ? T_EXIT_FAIL : T_EXIT_PASS;
+	return test_result();
 }
 
 /* ---- the orchestrator ------------------------------------------------------------- */
@@ -172,13 +167,17 @@ static int worker(const char *device)
 static struct loopdev dev = { .index = -1 };
 static volatile pid_t child;
 
-static void on_signal(int sig)
+/* However the test ends (a failure, meson's timeout): no worker left, no loop device. */
+static void kill_worker(void *arg)
 {
+	(void)arg;
 	if (child > 0)
 		kill(child, SIGKILL);
-	loopdev_destroy(&dev);
-	signal(sig, SIG_DFL);
-	raise(sig);
+}
+
+static void destroy_loopdev(void *arg)
+{
+	loopdev_destroy(arg);
 }
 
 static int run_worker(const char *self, const char *preload)
@@ -214,8 +213,8 @@ int main(int argc, char **argv)
 	}
 	if (geteuid() != 0)
 		return test_skip("needs root for a loop device");
-	signal(SIGTERM, on_signal);
-	signal(SIGINT, on_signal);
+	if (test_cleanup_add(destroy_loopdev, &dev) < 0 || test_cleanup_add(kill_worker, NULL) < 0)
+		return T_EXIT_FAIL;
 	/* A shallow queue, as in issue 12's rig: reads wait behind the writes in flight. */
 	ret = loopdev_create(&dev, NULL, READ_SPAN + WRITE_SPAN, "mq-deadline", 4);
 	if (ret == -EPERM || ret == -ENOENT || ret == -ENXIO)
