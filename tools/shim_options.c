@@ -103,7 +103,7 @@ int shim_preload_for(const char *cmd)
 	char shim[PATH_MAX], err[PATH_MAX + 128];
 
 	if (shim_locate(shim, sizeof(shim), err, sizeof(err)) < 0) {
-		fprintf(stderr, "iotier %s: %s\n", cmd, err);
+		error_line(cmd, "%s", err);
 		return 1;
 	}
 	if (shim_preload_env(shim) < 0) {

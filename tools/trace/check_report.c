@@ -14,6 +14,7 @@
 
 #include "json_text.h"
 #include "lat_session.h" /* lat_percentile, lat_sum */
+#include "text_escape.h"
 #include "rules.h"       /* ioprio_class_names */
 
 
@@ -268,7 +269,7 @@ void check_report_print(const struct check_report *r, FILE *out)
 
 static void print_rows(const struct check_report *r, struct check_row *rows, FILE *out)
 {
-	char b1[32], b2[32];
+	char b1[32], b2[32], comm[4 * IOTRACK_COMM_LEN + 1], pcomm[4 * IOTRACK_COMM_LEN + 1];
 
 	memcpy(rows, r->rows, r->n_rows * sizeof(*rows));
 	qsort(rows, r->n_rows, sizeof(*rows), row_by_bytes);
@@ -279,9 +280,11 @@ static void print_rows(const struct check_report *r, struct check_row *rows, FIL
 		const struct check_row *w = &rows[i];
 
 		fmt_bytes(w->bytes, b1, sizeof(b1));
+		/* Names are the threads' own choice: shown escaped, never raw (text_escape.h). */
+		text_escape(comm, sizeof(comm), w->comm);
+		text_escape(pcomm, sizeof(pcomm), w->tgid ? w->pcomm : "-");
 		fprintf(out, "  %-13s %7u %7u %-16s %-16s %-9s %-6s %-6s %8llu %10s%s\n",
-			expect_tier_name(w->tier), w->tgid, w->tid, w->comm,
-			w->tgid ? w->pcomm : "-", expect_cause_name(w->cause),
+			expect_tier_name(w->tier), w->tgid, w->tid, comm, pcomm, expect_cause_name(w->cause),
 			expect_op_name(w->op), check_ioprio_name(w->ioprio, b2, sizeof(b2)),
 			(unsigned long long)w->count, b1, w->leak ? "  LEAK" : "");
 	}
