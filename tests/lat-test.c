@@ -620,6 +620,20 @@ static int mode_text(void)
 		FAIL("no row '%s' under a header", want);
 	if (!strstr(out, "distribution") || !strstr(out, "|*"))
 		FAIL("no histogram bars with -H");
+	/* biolatency's labels: "usecs : count" and plain integer ranges, never 4.096 or 1e+04. */
+	if (!strstr(out, "usecs : count"))
+		FAIL("the bars do not say their unit");
+	for (const char *p = strstr(out, " -> "); p; p = strstr(p + 4, " -> ")) {
+		const char *line = p;
+		unsigned long long lo, hi;
+		char c;
+
+		while (line > out && line[-1] != '\n')
+			line--;
+		if (sscanf(line, " %llu -> %llu %c", &lo, &hi, &c) != 3 || c != ':' ||
+		    hi + 1 != (lo ? 2 * lo : 2))
+			FAIL("bar label is not an integer range: %.40s", line);
+	}
 	free(out);
 	return T_EXIT_PASS;
 }

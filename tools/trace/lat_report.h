@@ -26,6 +26,9 @@ struct lat_report_opts {
 /* The latency distribution a report shows for @row. */
 const struct iolat_lat *lat_row_lat(const struct lat_row *row, enum lat_stage stage);
 
+/* The -H bars of one distribution, in a unit chosen for it (exposed for the unit tests). */
+void lat_print_bars(FILE *out, const struct iolat_lat *l);
+
 void lat_report_text(FILE *out, const struct lat_snapshot *snap, const struct lat_report_opts *o);
 /* One JSON object on one line per call. */
 void lat_report_json(FILE *out, const struct lat_snapshot *snap, const struct lat_report_opts *o);
