@@ -118,7 +118,9 @@ void lat_report_text(FILE *out, const struct lat_snapshot *snap, const struct la
 		o->stage == LAT_STAGE_DEVICE ? "issue->complete" : "queue->complete",
 		(unsigned long long)snap->inflight, (unsigned long long)snap->drops);
 	if (!snap->nrows) {
-		fprintf(out, "  (no requests completed)\n\n");
+		fprintf(out, "  (no requests completed)\n");
+		lat_coverage_text(out, snap);
+		fputc('\n', out);
 		return;
 	}
 	fprintf(out, "%-10s %-7s %-7s %9s %10s %9s %9s %9s %9s %9s\n", "DEVICE", "OP", "PRIO",
@@ -137,6 +139,7 @@ void lat_report_text(FILE *out, const struct lat_snapshot *snap, const struct la
 		if (o->histogram)
 			lat_print_bars(out, l);
 	}
+	lat_coverage_text(out, snap);
 	fputc('\n', out);
 }
 
@@ -228,7 +231,7 @@ static json_t *snapshot_json(const struct lat_snapshot *snap, const struct lat_r
 {
 	static const char *const keys[] = { "schema", "start", "end", "interval_s", "latency",
 		"attach", "hist_layout", "inflight", "inflight_max", "drops", "hist_drops",
-		"requeues", "merges", "rows" };
+		"requeues", "merges", "rows", "diskstats" };
 	char start[40], end[40];
 	json_t *rows = json_array(), *root = json_object();
 
@@ -248,9 +251,10 @@ static json_t *snapshot_json(const struct lat_snapshot *snap, const struct lat_r
 			json_string(snap->attach ? snap->attach : "none"), JINT(HIST_LAYOUT_VERSION),
 			JINT(snap->inflight), JINT(snap->inflight_max), JINT(snap->drops),
 			JINT(snap->hist_drops), JINT(snap->requeues), JINT(snap->merges), rows,
+			lat_coverage_json(snap),
 		};
 
-		if (set_all(root, keys, values, 14)) {
+		if (set_all(root, keys, values, 15)) {
 			json_decref(root);
 			return NULL;
 		}
@@ -344,5 +348,6 @@ void lat_report_prom(FILE *out, const struct lat_snapshot *snap, const struct la
 		"# TYPE iotier_tracer_dropped_requests_total counter\n"
 		"iotier_tracer_dropped_requests_total %llu\n",
 		(unsigned long long)snap->inflight, (unsigned long long)(snap->drops + snap->hist_drops));
+	lat_coverage_prom(out, snap);
 	fflush(out);
 }

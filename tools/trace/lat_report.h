@@ -8,6 +8,7 @@
 #define IOTIER_LAT_REPORT_H
 
 #include <stdbool.h>
+#include <jansson.h>
 #include <stdio.h>
 
 #include "lat_session.h"
@@ -34,5 +35,12 @@ void lat_report_text(FILE *out, const struct lat_snapshot *snap, const struct la
 void lat_report_json(FILE *out, const struct lat_snapshot *snap, const struct lat_report_opts *o);
 /* A complete exposition; pass a cumulative snapshot, Prometheus counters never go down. */
 void lat_report_prom(FILE *out, const struct lat_snapshot *snap, const struct lat_report_opts *o);
+
+/* Coverage against diskstats (lat_coverage_report.c): a warning line per device whose
+ * counts differ; the "diskstats" value of a JSON report (null without coverage, NULL when out
+ * of memory); the Prometheus gauges. */
+void lat_coverage_text(FILE *out, const struct lat_snapshot *snap);
+json_t *lat_coverage_json(const struct lat_snapshot *snap);
+void lat_coverage_prom(FILE *out, const struct lat_snapshot *snap);
 
 #endif
