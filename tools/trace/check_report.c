@@ -14,6 +14,7 @@
 
 #include "json_text.h"
 #include "lat_session.h" /* lat_percentile, lat_sum */
+#include "lat_report.h" /* the coverage lines, as `lat` prints them */
 #include "text_escape.h"
 #include "rules.h"       /* ioprio_class_names */
 
@@ -308,6 +309,10 @@ static void print_warnings(const struct check_report *r, FILE *out)
 			(unsigned long long)r->counters[IOTRACK_LOST_STATS],
 			(unsigned long long)r->counters[IOTRACK_LOST_DIRTY],
 			(unsigned long long)r->counters[IOTRACK_LOST_EVENTS]);
+	if (r->ncov) {
+		fputc('\n', out);
+		lat_coverage_text(out, r->cov, r->ncov);
+	}
 	if (r->counters[IOTRACK_FOREIGN_BYTES]) {
 		fmt_bytes(r->counters[IOTRACK_FOREIGN_BYTES], b1, sizeof(b1));
 		fprintf(out, "note: %s on the traced devices came from processes outside the "
@@ -501,6 +506,8 @@ static json_t *check_json(const struct check_report *r, const struct check_meta 
 	bad |= json_object_set_new(root, "tiers", report_json(r));
 	bad |= json_object_set_new(root, "threads", rows_json(r));
 	bad |= json_object_set_new(root, "counters", counters);
+	bad |= json_object_set_new(root, "diskstats", lat_coverage_json(r->has_coverage, r->cov,
+									 r->ncov));
 	bad |= json_object_set_new(root, "expectations", exps);
 	if (bad) {
 		json_decref(root);

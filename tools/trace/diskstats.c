@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -42,9 +43,10 @@ int diskstats_read(uint32_t dev, struct diskstats *out)
 	return 0;
 }
 
-size_t diskstats_disks(uint32_t *devs, size_t max)
+size_t diskstats_devices(bool partitions, uint32_t *devs, size_t max)
 {
-	DIR *dir = opendir("/sys/block");
+	const char *top = partitions ? "/sys/class/block" : "/sys/block";
+	DIR *dir = opendir(top);
 	struct dirent *e;
 	size_t n = 0;
 
@@ -58,7 +60,7 @@ size_t diskstats_disks(uint32_t *devs, size_t max)
 
 		if (e->d_name[0] == '.')
 			continue;
-		snprintf(path, sizeof(path), "/sys/block/%s/dev", e->d_name);
+		snprintf(path, sizeof(path), "%s/%s/dev", top, e->d_name);
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
 			continue;
@@ -89,4 +91,12 @@ const char *diskstats_op_name(enum diskstats_op op)
 	static const char *const names[] = { "reads", "writes", "discards", "flushes" };
 
 	return op < DISKSTATS_NR_OPS ? names[op] : "?";
+}
+
+uint32_t diskstats_test_drop_every(void)
+{
+	const char *env = getenv("IOTIER_TEST_DROP_COMPLETIONS");
+	unsigned long n = env ? strtoul(env, NULL, 10) : 0;
+
+	return n > 0 && n < 1000000 ? (uint32_t)n : 0;
 }

@@ -21,6 +21,7 @@
 #ifndef IOTIER_DISKSTATS_H
 #define IOTIER_DISKSTATS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,8 +35,9 @@ struct diskstats {
 /* Read the counters of kernel dev_t @dev (major << 20 | minor). 0, or -errno. */
 int diskstats_read(uint32_t dev, struct diskstats *out);
 
-/* The whole disks there are now (/sys/block), at most @max, into @devs. Returns how many. */
-size_t diskstats_disks(uint32_t *devs, size_t max);
+/* The whole disks there are now (/sys/block), or with @partitions their partitions too
+ * (/sys/class/block), at most @max, into @devs. Returns how many. */
+size_t diskstats_devices(bool partitions, uint32_t *devs, size_t max);
 
 /* The completions between @before and @after, per op, in @delta. */
 void diskstats_delta(const struct diskstats *before, const struct diskstats *after,
@@ -43,5 +45,12 @@ void diskstats_delta(const struct diskstats *before, const struct diskstats *aft
 
 /* The name of @op as the reports use it: "reads", "writes", "discards", "flushes". */
 const char *diskstats_op_name(enum diskstats_op op);
+
+/*
+ * IOTIER_TEST_DROP_COMPLETIONS=N: the tests' way to make a tracer lose every Nth completion
+ * it counts (iolat.bpf.c, iotrack.bpf.c), so that they can see the coverage check notice.
+ * 0 (off) unless set; not for use otherwise, and not documented as a setting.
+ */
+uint32_t diskstats_test_drop_every(void);
 
 #endif

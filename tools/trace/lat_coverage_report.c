@@ -19,12 +19,12 @@ static bool active(const struct lat_coverage *c)
 	return kernel || traced;
 }
 
-void lat_coverage_text(FILE *out, const struct lat_snapshot *snap)
+void lat_coverage_text(FILE *out, const struct lat_coverage *cov, size_t n)
 {
 	char dev[32], shown[4 * sizeof(dev)];
 
-	for (size_t i = 0; i < snap->ncov; i++) {
-		const struct lat_coverage *c = &snap->cov[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct lat_coverage *c = &cov[i];
 		__u64 kernel, traced;
 		long long missing = lat_coverage_missing(c, &kernel, &traced);
 
@@ -80,17 +80,17 @@ static json_t *device_json(const struct lat_coverage *c)
 	return o;
 }
 
-json_t *lat_coverage_json(const struct lat_snapshot *snap)
+json_t *lat_coverage_json(bool has_coverage, const struct lat_coverage *cov, size_t n)
 {
 	json_t *a;
 
-	if (!snap->has_coverage)
+	if (!has_coverage)
 		return json_null();
 	a = json_array();
-	for (size_t i = 0; a && i < snap->ncov; i++) {
-		if (!active(&snap->cov[i]))
+	for (size_t i = 0; a && i < n; i++) {
+		if (!active(&cov[i]))
 			continue;
-		if (json_array_append_new(a, device_json(&snap->cov[i])) < 0) {
+		if (json_array_append_new(a, device_json(&cov[i])) < 0) {
 			json_decref(a);
 			return NULL;
 		}

@@ -119,7 +119,7 @@ void lat_report_text(FILE *out, const struct lat_snapshot *snap, const struct la
 		(unsigned long long)snap->inflight, (unsigned long long)snap->drops);
 	if (!snap->nrows) {
 		fprintf(out, "  (no requests completed)\n");
-		lat_coverage_text(out, snap);
+		lat_coverage_text(out, snap->cov, snap->ncov);
 		fputc('\n', out);
 		return;
 	}
@@ -139,7 +139,7 @@ void lat_report_text(FILE *out, const struct lat_snapshot *snap, const struct la
 		if (o->histogram)
 			lat_print_bars(out, l);
 	}
-	lat_coverage_text(out, snap);
+	lat_coverage_text(out, snap->cov, snap->ncov);
 	fputc('\n', out);
 }
 
@@ -251,7 +251,7 @@ static json_t *snapshot_json(const struct lat_snapshot *snap, const struct lat_r
 			json_string(snap->attach ? snap->attach : "none"), JINT(HIST_LAYOUT_VERSION),
 			JINT(snap->inflight), JINT(snap->inflight_max), JINT(snap->drops),
 			JINT(snap->hist_drops), JINT(snap->requeues), JINT(snap->merges), rows,
-			lat_coverage_json(snap),
+			lat_coverage_json(snap->has_coverage, snap->cov, snap->ncov),
 		};
 
 		if (set_all(root, keys, values, 15)) {

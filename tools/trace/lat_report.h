@@ -36,11 +36,11 @@ void lat_report_json(FILE *out, const struct lat_snapshot *snap, const struct la
 /* A complete exposition; pass a cumulative snapshot, Prometheus counters never go down. */
 void lat_report_prom(FILE *out, const struct lat_snapshot *snap, const struct lat_report_opts *o);
 
-/* Coverage against diskstats (lat_coverage_report.c): a warning line per device whose
- * counts differ; the "diskstats" value of a JSON report (null without coverage, NULL when out
- * of memory); the Prometheus gauges. */
-void lat_coverage_text(FILE *out, const struct lat_snapshot *snap);
-json_t *lat_coverage_json(const struct lat_snapshot *snap);
+/* Coverage against diskstats (lat_coverage_report.c), shared by `lat` and `check`: a warning
+ * line per device whose counts differ; the "diskstats" value of a JSON report (null without
+ * coverage, NULL when out of memory); the Prometheus gauges. */
+void lat_coverage_text(FILE *out, const struct lat_coverage *cov, size_t n);
+json_t *lat_coverage_json(bool has_coverage, const struct lat_coverage *cov, size_t n);
 void lat_coverage_prom(FILE *out, const struct lat_snapshot *snap);
 
 #endif

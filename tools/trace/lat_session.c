@@ -71,7 +71,7 @@ static void coverage_start(struct lat_session *s, const struct lat_options *o)
 		for (unsigned i = 0; i < o->ndevs && n < LAT_MAX_COVERAGE; i++)
 			s->cov_devs[n++] = o->devs[i];
 	else
-		n = diskstats_disks(s->cov_devs, LAT_MAX_COVERAGE);
+		n = diskstats_devices(false, s->cov_devs, LAT_MAX_COVERAGE);
 	for (size_t i = 0; i < n; i++)
 		if (diskstats_read(s->cov_devs[i], &s->cov_base[s->ncov]) == 0)
 			s->cov_devs[s->ncov++] = s->cov_devs[i];
@@ -216,16 +216,6 @@ static void probe_kernel(struct probe *pr, bool need_fork)
 	btf__free(btf);
 }
 
-/* IOTIER_TEST_DROP_COMPLETIONS=N: the tests' way to make the tracer lose every Nth
- * completion (see iolat.bpf.c); not for use otherwise, and not documented as a setting. */
-static __u32 test_drop_every(void)
-{
-	const char *env = getenv("IOTIER_TEST_DROP_COMPLETIONS");
-	unsigned long n = env ? strtoul(env, NULL, 10) : 0;
-
-	return n > 0 && n < 1000000 ? (__u32)n : 0;
-}
-
 static int setup(struct lat_session *s, const struct lat_options *o, const struct probe *pr,
 		 bool btf_mode, char *err, size_t errlen)
 {
@@ -256,7 +246,7 @@ static int setup(struct lat_session *s, const struct lat_options *o, const struc
 	attribute = pr->has_io_start && (o->filter_tgid || o->cgroup);
 	skel->rodata->start_at_io_start = attribute;
 	skel->rodata->complete_has_nr_bytes = pr->complete_nr_bytes;
-	skel->rodata->test_drop_every = test_drop_every();
+	skel->rodata->test_drop_every = diskstats_test_drop_every();
 	bpf_map__set_max_entries(skel->maps.inflight,
 				 o->inflight_max ? o->inflight_max : IOLAT_DEFAULT_INFLIGHT);
 
