@@ -22,15 +22,20 @@ static const struct command *const commands[] = {
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
-/* The message is escaped whole: it quotes values from outside, and one of them could end
- * the line early or send escape sequences to the terminal. */
+/* "iotier NAME: message", the message escaped whole: it quotes values from outside, and one
+ * of them could end the line early or send escape sequences to the terminal. */
+static void print_message(const char *name, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "iotier %s: ", name);
+	text_escape_vfprintf(stderr, fmt, ap);
+}
+
 int usage_error(const char *name, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "iotier %s: ", name);
 	va_start(ap, fmt);
-	text_escape_vfprintf(stderr, fmt, ap);
+	print_message(name, fmt, ap);
 	va_end(ap);
 	fprintf(stderr, " (see 'iotier help %s')\n", name);
 	return EXIT_USAGE;
@@ -40,9 +45,8 @@ void error_line(const char *name, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "iotier %s: ", name);
 	va_start(ap, fmt);
-	text_escape_vfprintf(stderr, fmt, ap);
+	print_message(name, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 }
