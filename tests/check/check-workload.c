@@ -38,11 +38,36 @@ static bool direct, self_ioprio;
 static unsigned long long write_bytes;
 static unsigned long reads;
 
+/* Open @path with @flags and make @n transfers of @size, @stride apart. 0, or -1 said. */
+static int transfer(const char *path, int flags, bool write, void *buf, size_t size,
+		    unsigned long long n, unsigned long long stride)
+{
+	int fd = open(path, flags | O_CLOEXEC, 0644);
+
+	if (fd < 0) {
+		fprintf(stderr, "check-workload: open %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	for (unsigned long long i = 0; i < n; i++) {
+		off_t off = (off_t)(i * stride);
+		ssize_t done = write ? pwrite(fd, buf, size, off) : pread(fd, buf, size, off);
+
+		if (done != (ssize_t)size) {
+			fprintf(stderr, "check-workload: %s %s: %s\n", write ? "pwrite" : "pread",
+				path, strerror(errno));
+			close(fd);
+			return -1;
+		}
+	}
+	close(fd);
+	return 0;
+}
+
 static void *writer(void *arg)
 {
 	int flags = direct ? O_WRONLY | O_DIRECT : O_WRONLY | O_CREAT | O_EXCL;
 	void *buf = NULL;
-	int fd, *ret = arg;
+	int *ret = arg;
 
 	prctl(PR_SET_NAME, "bg-writer");
 	if (self_ioprio &&
@@ -54,22 +79,10 @@ static void *writer(void *arg)
 	if (posix_memalign(&buf, 4096, WRITE_CHUNK))
 		return NULL;
 	memset(buf, 0x5a, WRITE_CHUNK);
-	fd = open(wfile, flags | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		fprintf(stderr, "check-workload: open %s: %s\n", wfile, strerror(errno));
-		free(buf);
-		return NULL;
-	}
-	for (unsigned long long off = 0; off < write_bytes; off += WRITE_CHUNK)
-		if (pwrite(fd, buf, WRITE_CHUNK, (off_t)off) != WRITE_CHUNK) {
-			fprintf(stderr, "check-workload: pwrite %s: %s\n", wfile, strerror(errno));
-			close(fd);
-			free(buf);
-			return NULL;
-		}
-	close(fd);
+	if (transfer(wfile, flags, true, buf, WRITE_CHUNK,
+		     (write_bytes + WRITE_CHUNK - 1) / WRITE_CHUNK, WRITE_CHUNK) == 0)
+		*ret = 0;
 	free(buf);
-	*ret = 0;
 	return NULL;
 }
 

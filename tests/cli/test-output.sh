@@ -11,13 +11,13 @@ iotier=$1
 probe=$2
 schema=$3
 fail=0
-work=$(mktemp -d)
+# shellcheck source=../lib/testlib.sh
+. "$(dirname "$0")/../lib/testlib.sh"
+work=''
+test_tmpdir work /tmp/iotier-test-output.XXXXXX
 holder=""
-cleanup() {
-  [ -n "$holder" ] && kill "$holder" 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
+# shellcheck disable=SC2016 # expanded when the cleanup runs
+test_cleanup_add '[ -n "$holder" ] && kill "$holder" 2>/dev/null'
 FAIL() { echo "FAIL: $*"; fail=1; }
 
 # One line on stderr, exit 2, the value shown escaped and no raw control byte.
@@ -90,10 +90,8 @@ PY
       "$holder" > "$work/nobody.json"; rc=$?
     [ $rc -eq 3 ] || FAIL "threads --json as nobody: exit $rc, want 3"
     grep -q '"iotier": "unknown"' "$work/nobody.json" || FAIL "threads --json as nobody"
-  elif [ -n "${IOTIER_TEST_STRICT:-}" ] && [ "${IOTIER_TEST_STRICT}" != 0 ]; then
-    FAIL "strict: cannot run as another user (needs root and setpriv)"
   else
-    echo "SKIP: the other-user case needs root and setpriv"
+    test_skip "the other-user case needs root and setpriv"
   fi
 fi
 [ -n "$holder" ] && { eval "exec ${HOLD[1]}>&-"; wait "$holder" 2>/dev/null; holder=""; }
