@@ -9,6 +9,7 @@
 
 #include "blkdev.h"
 #include "json_text.h"
+#include "text_escape.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -107,7 +108,7 @@ void lat_print_bars(FILE *out, const struct iolat_lat *l)
 
 void lat_report_text(FILE *out, const struct lat_snapshot *snap, const struct lat_report_opts *o)
 {
-	char when[32], dev[32], prio[16];
+	char when[32], dev[32], shown[4 * sizeof(dev)], prio[16];
 	struct tm tm;
 	time_t t = snap->end.tv_sec;
 
@@ -130,8 +131,9 @@ void lat_report_text(FILE *out, const struct lat_snapshot *snap, const struct la
 		const struct iolat_lat *l = lat_row_lat(row, o->stage);
 
 		blkdev_name(row->dev, dev, sizeof(dev));
+		text_escape(shown, sizeof(shown), dev);
 		prio_label(row, prio, sizeof(prio));
-		fprintf(out, "%-10s %-7s %-7s %9llu %10llu", dev, lat_op_name(row->op), prio,
+		fprintf(out, "%-10s %-7s %-7s %9llu %10llu", shown, lat_op_name(row->op), prio,
 			(unsigned long long)row->count, (unsigned long long)(row->bytes / 1024));
 		for (size_t p = 0; p < NPCTS; p++)
 			fprintf(out, " %9.1f", (double)lat_percentile(l, pcts[p]) / 1000.0);
