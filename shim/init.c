@@ -16,6 +16,7 @@
 #include "low_paths.h"
 #include "real.h"
 #include "shim.h"
+#include "state_file.h"
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
@@ -85,6 +86,7 @@ static void fork_child(void)
 		return;
 	threads_after_fork_child();
 	process_after_fork_child();
+	state_file_publish();
 }
 
 /*
@@ -131,10 +133,12 @@ static void init_once_body(void)
 	kinds = shim.cfg.rules.low.kind_mask | shim.cfg.rules.high.kind_mask;
 	shim.cmdline_rules = kinds & (1u << RULE_CMDLINE);
 	shim.process_rules = kinds & ((1u << RULE_CMDLINE) | (1u << RULE_COMM));
+	state_file_init();
 	atomic_store(&shim.status, SHIM_ACTIVE);
 	in_shim--;
 	/* Outside the guard: evaluating the process tier may re-tag threads. */
 	process_identity_init();
+	state_file_publish();
 	return;
 disable:
 	atomic_store(&shim.status, SHIM_DISABLED);
@@ -149,8 +153,10 @@ void shim_init(void)
 /* Leave the low cgroup and remove it; a killed process leaves it to the next run's init. */
 __attribute__((destructor)) static void shim_destructor(void)
 {
-	if (atomic_load(&shim.status) == SHIM_ACTIVE)
+	if (atomic_load(&shim.status) == SHIM_ACTIVE) {
 		cgroup_tier_exit();
+		state_file_remove();
+	}
 }
 
 __attribute__((constructor)) static void shim_constructor(void)

@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "cgroup_tier.h"
+#include "shim.h"
+#include "state_file.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -16,6 +18,7 @@
 static __attribute__((noreturn)) void exit_now(int status)
 {
 	cgroup_tier_exit();
+	state_file_remove();
 	for (;;)
 		syscall(SYS_exit_group, status);
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "expo.h"
 #include "lat_report.h"
 #include "lat_session.h"
 
@@ -22,6 +23,7 @@ static const char lat_help[] =
 	"usage: iotier lat [-d DEV]... [--pid PID] [--cgroup PATH] [--op read,write,...]\n"
 	"                  [--by class|level] [--interval S] [--count N] [--duration S]\n"
 	"                  [--format text|json|prom] [--queue|--device] [--histogram]\n"
+	"                  [--listen ADDR:PORT] [--textfile PATH] [--shim-dir DIR|--no-shim]\n"
 	"\n"
 	"Trace block requests with BPF and report their latency per device, operation and I/O\n"
 	"priority (class none, rt, be or idle, and level 0-7): count, bytes, P50, P90, P99,\n"
@@ -50,6 +52,7 @@ static const char lat_help[] =
 	"      --attach MODE      auto (default), tp_btf or raw_tp\n"
 	"      --inflight-max N   size of the in-flight request map (default 16384)\n"
 	"  -v, --verbose          show libbpf's messages\n"
+	EXPO_HELP
 	"\n"
 	"examples:\n"
 	"  iotier lat -d nvme0n1\n"
@@ -62,7 +65,9 @@ static const char lat_help[] =
 	"      machine-readable reports every ten seconds\n"
 	"  iotier lat --format prom --duration 15 > /var/lib/node_exporter/iotier.prom.$$ &&\n"
 	"    mv /var/lib/node_exporter/iotier.prom.$$ /var/lib/node_exporter/iotier.prom\n"
-	"      a snapshot for node_exporter's textfile collector\n";
+	"      a snapshot for node_exporter's textfile collector\n"
+	"  iotier lat --listen 127.0.0.1:9586 --by class\n"
+	"      a Prometheus exporter, until SIGTERM (docs/operations.md)\n";
 
 enum { OPT_ATTACH = 256, OPT_INFLIGHT, OPT_CHILDREN };
 
@@ -84,6 +89,7 @@ static const struct option lat_options[] = {
 	{ "inflight-max", required_argument, NULL, OPT_INFLIGHT },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
+	EXPO_LONG_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -165,6 +171,7 @@ static int lat_main(int argc, char **argv)
 	__u32 tgid;
 	int opt, ret = 1;
 	struct sigaction sa;
+	struct expo_options xo = { 0 };
 
 	optind = 0;
 	opterr = 0;
@@ -257,6 +264,10 @@ static int lat_main(int argc, char **argv)
 		case 'v':
 			o.verbose = true;
 			break;
+		case EXPO_OPT_FIRST ... EXPO_OPT_LAST:
+			if (expo_set_option(&xo, opt, optarg))
+				return EXIT_USAGE;
+			break;
 		case 'h':
 			fputs(lat_help, stdout);
 			return 0;
@@ -280,6 +291,9 @@ static int lat_main(int argc, char **argv)
 		o.tgids = &tgid;
 		o.ntgids = 1;
 	}
+	if (expo_wanted(&xo))
+		return expo_main(&xo, &(struct expo_run){ .lat = o, .report = ro, .format = fmt,
+			.interval = interval, .duration = duration, .count = count });
 
 	if (lat_preflight(err, sizeof(err)) < 0) {
 		fprintf(stderr, "iotier lat: %s\n", err);

@@ -343,6 +343,25 @@ void lat_session_close(struct lat_session *s)
 	free(s);
 }
 
+int lat_session_missed_runs(struct lat_session *s, __u64 *missed)
+{
+	struct bpf_program *prog;
+
+	*missed = 0;
+	bpf_object__for_each_program(prog, s->skel->obj) {
+		struct bpf_prog_info info = { 0 };
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd < 0)
+			continue;   /* not loaded: autoload was off for this attach mode */
+		if (bpf_obj_get_info_by_fd(fd, &info, &len))
+			return -errno;
+		*missed += info.recursion_misses;
+	}
+	return 0;
+}
+
 static __u64 stat_sum(struct lat_session *s, __u32 idx)
 {
 	__u64 vals[s->ncpus], sum = 0;
