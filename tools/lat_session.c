@@ -362,6 +362,28 @@ int lat_session_missed_runs(struct lat_session *s, __u64 *missed)
 	return 0;
 }
 
+int lat_session_inflight_by_class(struct lat_session *s, __u64 count[IOLAT_NR_CLASSES],
+				  __u64 oldest_ns[IOLAT_NR_CLASSES])
+{
+	int fd = bpf_map__fd(s->skel->maps.inflight);
+	__u64 key, *prev = NULL;
+	struct iolat_inflight v;
+	__u32 c;
+
+	memset(count, 0, IOLAT_NR_CLASSES * sizeof(*count));
+	memset(oldest_ns, 0, IOLAT_NR_CLASSES * sizeof(*oldest_ns));
+	while (bpf_map_get_next_key(fd, prev, &key) == 0) {
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &v))
+			continue;   /* completed since: no longer in flight */
+		c = (v.ioprio >> 13) & (IOLAT_NR_CLASSES - 1);
+		count[c]++;
+		if (!oldest_ns[c] || v.start_ns < oldest_ns[c])
+			oldest_ns[c] = v.start_ns;
+	}
+	return 0;
+}
+
 static __u64 stat_sum(struct lat_session *s, __u32 idx)
 {
 	__u64 vals[s->ncpus], sum = 0;

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * expo_collect.c: move what the tracer counted into the exporter's cumulative totals. A row
- * is kept from its first request until its disk disappears from /sys/dev/block; then it is
- * dropped with its creation time, so a disk that comes back starts a new series (with a new
- * _created) and the totals stay bounded however many disks come and go over days.
+ * is kept from its first request until its disk disappears from /sys/dev/block (or, like a
+ * detached loop device, shrinks to nothing); then it is dropped with its creation time, so
+ * a disk that comes back starts a new series (with a new _created) and the totals stay
+ * bounded however many disks come and go over days.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -73,12 +74,20 @@ static int note_created(struct expo *e, double now)
 	return 0;
 }
 
+/* Gone: removed (hot-unplug), or of size 0 (a detached loop device, a medium taken out). */
 static bool disk_present(__u32 dev)
 {
-	char path[64];
+	char path[64], size[32] = "";
+	FILE *f;
 
-	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", dev >> 20, dev & 0xfffff);
-	return access(path, F_OK) == 0;
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/size", dev >> 20, dev & 0xfffff);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	if (!fgets(size, sizeof(size), f))
+		size[0] = '\0';
+	fclose(f);
+	return strtoull(size, NULL, 10) > 0;
 }
 
 /* Drop the rows, and creation times, of disks that are gone. */
@@ -97,6 +106,23 @@ static void drop_gone_disks(struct expo *e)
 	e->ncreated = kept;
 }
 
+/* In-flight requests by class, and the age of each class's oldest: a starved class waits. */
+static int note_inflight(struct expo *e)
+{
+	__u64 oldest[IOLAT_NR_CLASSES];
+	struct timespec now;
+	int ret = lat_session_inflight_by_class(e->session, e->inflight, oldest);
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	for (int c = 0; c < IOLAT_NR_CLASSES; c++) {
+		double age = oldest[c] ? ((double)now.tv_sec * 1e9 + (double)now.tv_nsec -
+					  (double)oldest[c]) / 1e9 : 0;
+
+		e->oldest_s[c] = age > 0 ? age : 0;
+	}
+	return ret;
+}
+
 int expo_collect(struct expo *e)
 {
 	int ret = lat_session_read(e->session, &e->delta, false);
@@ -111,6 +137,8 @@ int expo_collect(struct expo *e)
 	}
 	if (!ret)
 		ret = lat_session_missed_runs(e->session, &e->missed_runs);
+	if (!ret)
+		ret = note_inflight(e);
 	if (ret)
 		e->collect_errors++;
 	if (e->shim_dir)

@@ -117,6 +117,20 @@ static void om_block(FILE *out, const struct expo *e)
 		(unsigned long long)(s->drops + s->hist_drops), e->start_time);
 }
 
+static void inflight_metrics(FILE *out, bool om, const struct expo *e)
+{
+	family(out, om, "iotier_block_inflight_requests", "gauge",
+	       "Block requests in flight now, by I/O priority class.");
+	for (__u32 c = 0; c < IOLAT_NR_CLASSES; c++)
+		fprintf(out, "iotier_block_inflight_requests{class=\"%s\"} %llu\n", lat_class_name(c),
+			(unsigned long long)e->inflight[c]);
+	family(out, om, "iotier_block_oldest_inflight_seconds", "gauge",
+	       "Age of the oldest block request in flight, by I/O priority class; 0 when none.");
+	for (__u32 c = 0; c < IOLAT_NR_CLASSES; c++)
+		fprintf(out, "iotier_block_oldest_inflight_seconds{class=\"%s\"} %.6f\n",
+			lat_class_name(c), e->oldest_s[c]);
+}
+
 static void shim_metrics(FILE *out, bool om, const struct expo_shim_totals *t)
 {
 	static const char *const tiers[EXPO_SHIM_TIERS] = { "low", "high" };
@@ -174,6 +188,7 @@ void expo_render(FILE *out, const struct expo *e, bool openmetrics)
 		om_block(out, e);
 	else
 		lat_report_prom(out, &e->total, &e->report);
+	inflight_metrics(out, openmetrics, e);
 	self_metrics(out, openmetrics, e);
 	if (e->shim_dir)
 		shim_metrics(out, openmetrics, &e->shim);

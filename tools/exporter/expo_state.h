@@ -42,6 +42,8 @@ struct expo {
 	size_t ncreated, capcreated;
 	double start_time;                /* CLOCK_REALTIME seconds */
 	__u64 missed_runs;                /* BPF program runs the kernel skipped */
+	__u64 inflight[IOLAT_NR_CLASSES];  /* block requests in flight now, by class */
+	double oldest_s[IOLAT_NR_CLASSES]; /* age of the oldest of them, 0 when none */
 	unsigned long collect_errors;
 	unsigned long textfile_writes, textfile_errors;
 	double scrape_seconds;            /* sum, and count, of completed scrapes */
