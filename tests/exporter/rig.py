@@ -101,6 +101,7 @@ class Rig:
         os.chmod(self.tmp, 0o755)
         self.procs = []
         self.loops = []
+        self.cgroups = []
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(sig, self._on_signal)
 
@@ -129,6 +130,12 @@ class Rig:
             subprocess.run(["losetup", "-d", dev], stderr=subprocess.DEVNULL)
             os.unlink(backing)
         self.loops = []
+        for cg in self.cgroups:
+            try:
+                os.rmdir(cg)
+            except OSError as e:
+                print(f"cannot remove {cg}: {e}", file=sys.stderr)
+        self.cgroups = []
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def spawn(self, args, **kw):
@@ -163,6 +170,31 @@ class Rig:
         except OSError:
             pass
         return name
+
+    def backing_disk(self, name):
+        """MAJ:MIN of the whole disk under loop device @name's backing file."""
+        backing = [b for d, b in self.loops if os.path.basename(d) == name][0]
+        st = os.stat(backing)
+        sysdev = f"/sys/dev/block/{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
+        if not os.path.exists(sysdev):
+            skip(f"the backing file {backing} is not on a block device")
+        if os.path.exists(sysdev + "/partition"):
+            sysdev += "/.."
+        return open(sysdev + "/dev").read().strip()
+
+    def throttled_cgroup(self, disk, read_iops):
+        """A blkio (v1) cgroup whose reads from @disk (MAJ:MIN) are held to @read_iops.
+        A loop device's worker charges its backing I/O to the submitter's cgroup, so this
+        adds a known delay to every request of a loop device over a file on @disk."""
+        root = "/sys/fs/cgroup/blkio"
+        if not os.path.exists(root + "/blkio.throttle.read_iops_device"):
+            skip("no cgroup v1 blkio controller with throttling")
+        cg = f"{root}/iotier-expo-{os.getpid()}-{len(self.cgroups)}"
+        os.mkdir(cg)
+        self.cgroups.append(cg)
+        with open(cg + "/blkio.throttle.read_iops_device", "w") as f:
+            f.write(f"{disk} {read_iops}")
+        return cg
 
     def unloop(self, name):
         for i, (dev, backing) in enumerate(self.loops):
@@ -242,11 +274,14 @@ def query(base, expr):
     return [(r["metric"], float(r["value"][1])) for r in data]
 
 
-def dd(dev, count, bs="4k", ionice=("-c2", "-n0"), skip_blocks=0, wait=True, rig=None):
+def dd(dev, count, bs="4k", ionice=("-c2", "-n0"), skip_blocks=0, wait=True, rig=None,
+       cgroup=None):
     """Read @count blocks of @bs from /dev/@dev with O_DIRECT, one request each, in the
-    I/O class @ionice gives."""
+    I/O class @ionice gives (and in @cgroup, if given)."""
     args = ["ionice", *ionice, "dd", f"if=/dev/{dev}", "of=/dev/null", f"bs={bs}",
             f"count={count}", f"skip={skip_blocks}", "iflag=direct", "status=none"]
+    if cgroup:
+        args = ["sh", "-c", f'echo $$ > {cgroup}/cgroup.procs && exec "$@"', "dd", *args]
     if wait:
         subprocess.run(args, check=True)
         return None
