@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "expo_state.h"
-#include "hist.h"
 #include "iotier-config.h"
 
 /* Family metadata; a counter's OpenMetrics family name has no _total, its samples do. */
@@ -45,12 +44,8 @@ static void labels(FILE *out, const struct lat_row *row)
 	char dev[32];
 
 	lat_dev_name(row->dev, dev, sizeof(dev));
-	fprintf(out, "{device=\"%s\",op=\"%s\",class=\"%s\",level=\"", dev, lat_op_name(row->op),
-		lat_class_name(row->ioclass));
-	if (row->level < 0)
-		fprintf(out, "all\"");
-	else
-		fprintf(out, "%d\"", row->level);
+	fputc('{', out);
+	lat_prom_labels(out, row, dev);
 }
 
 /* One histogram series; the `le` bounds are lat_report_prom's, so series match. */
@@ -60,13 +55,14 @@ static void om_histogram(FILE *out, const char *name, const struct lat_row *row,
 	__u64 cum = 0;
 
 	for (__u32 b = 0; b < HIST_OVERFLOW; b++) {
+		double le;
+
 		cum += l->slots[b];
-		if ((b + 1) % HIST_SUB || b + 1 < HIST_SUB)
-			continue;
-		fprintf(out, "%s_bucket", name);
-		labels(out, row);
-		fprintf(out, ",le=\"%.12g\"} %llu\n", (double)hist_bucket_high(b) / 1e9,
-			(unsigned long long)cum);
+		if (lat_prom_le(b, &le)) {
+			fprintf(out, "%s_bucket", name);
+			labels(out, row);
+			fprintf(out, ",le=\"%.12g\"} %llu\n", le, (unsigned long long)cum);
+		}
 	}
 	fprintf(out, "%s_bucket", name);
 	labels(out, row);
