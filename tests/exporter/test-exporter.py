@@ -191,10 +191,12 @@ def mode_shim(iotier, lib):
         theirs = shim_run(r, lib, state, ["sleep", "60"], user="nobody")
         rig.wait_for("both state files", lambda: {f"{mine.pid}.state", f"{theirs.pid}.state"} <=
                      set(state_files(state)), timeout=30)
-        # Another user posing as a root process (the exporter) is not believed.
-        shim_run(r, lib, state, ["sh", "-c", f"printf 'iotier-shim-state 1\\npid {p.pid}\\n"
-                                 f"process_tier low\\n' > {state}/{p.pid}.state"],
-                 user="nobody").wait()
+        # Another user posing as a root process (the exporter), start time and all, is not
+        # believed: the file is not the process owner's.
+        forge = (f"printf 'iotier-shim-state 1\\npid {p.pid}\\nstarttime %s\\nprocess_tier low\\n"
+                 f"threads low idle 7\\n' $(awk '{{print $22}}' /proc/{p.pid}/stat) > {state}/{p.pid}.state")
+        shim_run(r, lib, state, ["sh", "-c", forge], user="nobody").wait()
+        expect(f"{p.pid}.state" in state_files(state), "the forged file was not even written")
         s = parse(http_get(url)[2])
         expect(value(s, "iotier_shim_processes") == 2, f"processes {value(s, 'iotier_shim_processes')}, want 2")
         expect(value(s, "iotier_shim_tagged_processes", tier="low") == 2, "tagged low processes")
