@@ -34,7 +34,8 @@ def mode_usage(iotier):
         cases = [
             (["--listen", "nonsense"], "bad --listen 'nonsense'"),
             (["--listen", "127.0.0.1:70000"], "bad --listen '127.0.0.1:70000'"),
-            (["--listen", "no.such.host.invalid:9586"], "bad --listen 'no.such.host.invalid:9586'"),
+            (["--listen", "no.such.host.invalid:9586"], "not a numeric IP address"),
+            (["--listen", "300.1.1.1:9586"], "not a numeric IP address"),
             (["--listen", f"127.0.0.1:{busy}"], "Address already in use"),
             (["--textfile", "/nonexistent/dir/x.prom"], "cannot write --textfile '/nonexistent/dir/x.prom'"),
             (["--textfile", ""], "--textfile needs a path"),

@@ -35,8 +35,8 @@ enum {
 /* Lines for `iotier lat --help`. */
 #define EXPO_HELP                                                                          \
 	"      --listen ADDR:PORT serve /metrics over HTTP until SIGTERM (Prometheus text, or\n" \
-	"                         OpenMetrics when asked); 127.0.0.1:9586, [::1]:9586, or\n"   \
-	"                         port 0 for any free one (see docs/operations.md)\n"          \
+	"                         OpenMetrics when asked); 127.0.0.1:9586, [::1]:9586,\n"     \
+	"                         :9586 (every IPv4 address), or port 0 for any free one\n"        \
 	"      --textfile PATH    write the same exposition to PATH every --interval (default\n" \
 	"                         15 s), atomically, for node_exporter's textfile collector\n"  \
 	"      --shim-dir DIR     where shims leave their state (default /run/iotier, or\n"    \

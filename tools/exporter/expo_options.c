@@ -98,8 +98,10 @@ static int bind_first(const struct addrinfo *ai, char *err, size_t errlen, const
 
 int expo_listen(const char *addr, char *err, size_t errlen)
 {
+	/* Numeric addresses only: a daemon must not wait on DNS to start, or bind whatever a
+	 * name resolves to today. */
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
-				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV | AI_ADDRCONFIG };
+				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV | AI_NUMERICHOST };
 	struct addrinfo *res = NULL;
 	char buf[256], *host, *port;
 	int ret;
@@ -107,12 +109,15 @@ int expo_listen(const char *addr, char *err, size_t errlen)
 	if (strlen(addr) >= sizeof(buf) || (snprintf(buf, sizeof(buf), "%s", addr),
 					     split_addr(buf, &host, &port) < 0) ||
 	    !valid_port(port)) {
-		snprintf(err, errlen, "bad --listen '%s' (ADDR:PORT, [ADDR]:PORT or :PORT)", addr);
+		snprintf(err, errlen, "bad --listen '%s' (IP:PORT, [IPv6]:PORT or :PORT)", addr);
 		return -1;
 	}
+	if (!strcmp(host, "localhost"))
+		host = "127.0.0.1";
 	ret = getaddrinfo(*host ? host : NULL, port, &hints, &res);
 	if (ret) {
-		snprintf(err, errlen, "bad --listen '%s': %s", addr, gai_strerror(ret));
+		snprintf(err, errlen, "bad --listen '%s': %s", addr,
+			 ret == EAI_NONAME ? "not a numeric IP address" : gai_strerror(ret));
 		return -1;
 	}
 	ret = bind_first(res, err, errlen, addr);
