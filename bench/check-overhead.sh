@@ -11,31 +11,12 @@
 # usage: sudo bench/check-overhead.sh [BUILDDIR] [ROUNDS] [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-builddir=${1:-build}
-rounds=${2:-5}
-secs=${3:-10}
-iotier=$builddir/tools/iotier
-
-[ "$(id -u)" = 0 ] || { echo "check-overhead: needs root" >&2; exit 1; }
-[ -x "$iotier" ] || { echo "check-overhead: no $iotier; build first" >&2; exit 1; }
+# shellcheck source=bench/tmpfs-loop.sh
+. bench/tmpfs-loop.sh
 command -v fio >/dev/null && command -v jq >/dev/null ||
 	{ echo "check-overhead: needs fio and jq" >&2; exit 1; }
 
-work=$(mktemp -d /tmp/iotier-bench.XXXXXX)
-loop=""
-cleanup() {
-	[ -n "$loop" ] && losetup -d "$loop" 2>/dev/null || true
-	umount "$work/tmpfs" 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-mkdir "$work/tmpfs"
-mount -t tmpfs -o size=600m iotier-bench "$work/tmpfs"
-dd if=/dev/zero of="$work/tmpfs/backing" bs=1M count=512 status=none
-loop=$(losetup --find --show -b 4096 "$work/tmpfs/backing")
-dev=${loop#/dev/}
-echo mq-deadline > "/sys/block/$dev/queue/scheduler"
+tmpfs_loop mq-deadline
 
 fio_args=(fio --name=randread --filename="$loop" --rw=randread --bs=4k --direct=1
 	--ioengine=io_uring --iodepth=16 --numjobs=1 --time_based --runtime="$secs"

@@ -20,13 +20,8 @@
 # Needs root; installs fio, bpfcc-tools and bpftrace from Debian when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-builddir=${1:-build}
-rounds=${2:-5}
-secs=${3:-10}
-iotier=$builddir/tools/iotier
-
-[ "$(id -u)" = 0 ] || { echo "lat-overhead: needs root" >&2; exit 1; }
-[ -x "$iotier" ] || { echo "lat-overhead: no $iotier; build first" >&2; exit 1; }
+# shellcheck source=bench/tmpfs-loop.sh
+. bench/tmpfs-loop.sh
 missing=""
 for p in fio jq bpfcc-tools bpftrace; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
@@ -36,28 +31,12 @@ if [ -n "$missing" ]; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing
 fi
 
-work=$(mktemp -d /tmp/iotier-bench.XXXXXX)
-loop=""
 tracer=""
-mounted_tracefs=""
 stats_was=$(cat /proc/sys/kernel/bpf_stats_enabled 2>/dev/null || echo 0)
-cleanup() {
-	[ -n "$tracer" ] && kill -INT "$tracer" 2>/dev/null && wait "$tracer" 2>/dev/null || true
-	[ -n "$loop" ] && losetup -d "$loop" 2>/dev/null || true
-	echo "$stats_was" > /proc/sys/kernel/bpf_stats_enabled 2>/dev/null || true
-	[ -n "$mounted_tracefs" ] && umount /sys/kernel/tracing 2>/dev/null || true
-	umount "$work/tmpfs" 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-mkdir "$work/tmpfs"
-mount -t tmpfs -o size=600m iotier-bench "$work/tmpfs"
-dd if=/dev/zero of="$work/tmpfs/backing" bs=1M count=512 status=none
-loop=$(losetup --find --show -b 4096 --direct-io=on "$work/tmpfs/backing" 2>/dev/null ||
-       losetup --find --show -b 4096 "$work/tmpfs/backing")
-dev=${loop#/dev/}
-echo none > "/sys/block/$dev/queue/scheduler"
+tmpfs_loop none --direct-io=on
+# shellcheck disable=SC2016 # expanded when the cleanup runs
+test_cleanup_add '[ -n "$tracer" ] && kill -INT "$tracer" 2>/dev/null && wait "$tracer" 2>/dev/null || true
+echo "$stats_was" > /proc/sys/kernel/bpf_stats_enabled 2>/dev/null || true'
 dio=$(cat "/sys/block/$dev/loop/dio" 2>/dev/null || echo "?")
 
 # Which biolatency can run here?
@@ -68,7 +47,8 @@ if ! timeout 60 biolatency-bpfcc 1 1 >"$work/bio-probe" 2>&1; then
 fi
 # bpftrace's tracepoints need tracefs (iotier lat does not); mount it for the run only.
 if [ "$bio_kind" != biolatency-bpfcc ] && ! grep -q ' /sys/kernel/tracing ' /proc/mounts; then
-	mount -t tracefs tracefs /sys/kernel/tracing && mounted_tracefs=1
+	mount -t tracefs tracefs /sys/kernel/tracing &&
+		test_cleanup_add 'umount /sys/kernel/tracing 2>/dev/null || true'
 fi
 cat > "$work/biolatency.bt" <<'BT'
 // biolatency's algorithm on tracepoints: issue time per (dev, sector), log2 hist per disk.

@@ -33,7 +33,8 @@
 
 #include "class_trace.h"
 #include "iolat.h"
-#include "loopdev.h"
+#include "scratch_fs.h"
+#include "sysctl_guard.h"
 
 #define READ_FILE_MIB 256
 #define WRITE_SPAN_MIB 512
@@ -151,67 +152,7 @@ static int worker(const char *dir, double seconds)
 
 /* ---- the driver -------------------------------------------------------------------- */
 
-static struct loopdev dev = { .index = -1 };
-static char mnt[64];
-static int mounted;
-static char saved[4][32]; /* dirty_background_bytes, _ratio, dirty_bytes, dirty_ratio */
-static const char *const knobs[4] = {
-	"/proc/sys/vm/dirty_background_bytes", "/proc/sys/vm/dirty_background_ratio",
-	"/proc/sys/vm/dirty_bytes", "/proc/sys/vm/dirty_ratio",
-};
-
-static int put(const char *path, const char *value)
-{
-	int fd = open(path, O_WRONLY), ret = 0;
-
-	if (fd < 0 || write(fd, value, strlen(value)) < 0)
-		ret = -1;
-	if (fd >= 0)
-		close(fd);
-	return ret;
-}
-
-static int get(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY);
-	ssize_t n = fd >= 0 ? read(fd, buf, len - 1) : -1;
-
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	return 0;
-}
-
-/* Of each bytes/ratio pair, the one in force is written back (writing one zeroes the other). */
-static void restore(void)
-{
-	for (int pair = 0; pair < 4; pair += 2) {
-		if (!saved[pair][0])
-			continue;
-		if (strcmp(saved[pair], "0"))
-			put(knobs[pair], saved[pair]);
-		else
-			put(knobs[pair + 1], saved[pair + 1]);
-		saved[pair][0] = '\0';
-	}
-	if (mounted)
-		umount2(mnt, MNT_DETACH);
-	mounted = 0;
-	if (mnt[0])
-		rmdir(mnt);
-	mnt[0] = '\0';
-	loopdev_destroy(&dev);
-}
-
-static void on_signal(int sig)
-{
-	restore();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
+static struct scratch_fs fs;
 
 static int sh(const char *cmd)
 {
@@ -222,7 +163,7 @@ static int sh(const char *cmd)
 
 static void sync_dir(void)
 {
-	int fd = open(mnt, O_RDONLY | O_DIRECTORY);
+	int fd = open(fs.mnt, O_RDONLY | O_DIRECTORY);
 
 	if (fd >= 0) {
 		syncfs(fd);
@@ -263,7 +204,7 @@ static int run_variant(const char *self, const char *shim, int v, double seconds
 		setenv("LD_PRELOAD", shim, 1);
 		setenv("IOTIER_LOW", variants[v].low, 1);
 		setenv("IOTIER_WRITEBACK", variants[v].writeback, 1);
-		execl(self, self, "--worker", mnt, secs, (char *)NULL);
+		execl(self, self, "--worker", fs.mnt, secs, (char *)NULL);
 		_exit(127);
 	}
 	close(pipefd[1]);
@@ -275,7 +216,7 @@ static int run_variant(const char *self, const char *shim, int v, double seconds
 	waitpid(child, &status, 0);
 	class_trace_read(trace, &c);
 	res->leaked_mib = (double)class_bytes_not_idle(&c) / 1048576;
-	snprintf(cmd, sizeof(cmd), "%s/write.dat", mnt);
+	snprintf(cmd, sizeof(cmd), "%s/write.dat", fs.mnt);
 	unlink(cmd);
 	sync_dir();
 	return res->mibs < 0 || !WIFEXITED(status) || WEXITSTATUS(status) ? -1 : 0;
@@ -289,10 +230,13 @@ static double median(double *v, int n)
 
 int main(int argc, char **argv)
 {
+	/* No journal, no lazy init: no kernel thread writes to the device on its own. */
+	static const char *const ext4_args[] = { "-O", "^has_journal", "-E",
+						 "lazy_itable_init=0,lazy_journal_init=0", NULL };
 	struct class_trace trace = { 0 };
 	struct result res[16][3];
 	char err[256], cmd[512];
-	int rounds, ret;
+	int rounds;
 	double seconds;
 
 	if (argc == 4 && !strcmp(argv[1], "--worker"))
@@ -307,36 +251,23 @@ int main(int argc, char **argv)
 		fprintf(stderr, "low-paths-bench: ROUNDS 1..16, SECONDS > 0\n");
 		return 2;
 	}
-	atexit(restore);
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-
 	/* A shallow queue, so a queue forms in mq-deadline and classes have something to order. */
-	ret = loopdev_create(&dev, NULL, 2ull << 30, "mq-deadline", 4);
-	if (ret < 0) {
-		fprintf(stderr, "loop device: %s\n", strerror(-ret));
+	if (scratch_fs_create(&fs, &(const struct scratch_fs_opts){
+			.bytes = 2ull << 30, .scheduler = "mq-deadline", .nr_requests = 4,
+			.type = "ext4", .mkfs_args = ext4_args, .mnt = "/tmp/iotier-lowpaths.XXXXXX" }))
 		return 1;
-	}
-	snprintf(cmd, sizeof(cmd), "mkfs.ext4 -q -F -O ^has_journal -E "
-		 "lazy_itable_init=0,lazy_journal_init=0 %s", dev.path);
-	snprintf(mnt, sizeof(mnt), "/tmp/iotier-lowpaths.XXXXXX");
-	if (sh(cmd) || !mkdtemp(mnt) || mount(dev.path, mnt, "ext4", 0, NULL)) {
-		fprintf(stderr, "cannot make and mount ext4 on %s\n", dev.path);
-		return 1;
-	}
-	mounted = 1;
 	snprintf(cmd, sizeof(cmd), "dd if=/dev/urandom of=%s/read.dat bs=1M count=%d "
-		 "conv=fsync status=none", mnt, READ_FILE_MIB);
+		 "conv=fsync status=none", fs.mnt, READ_FILE_MIB);
 	if (sh(cmd))
 		return 1;
-	for (int i = 0; i < 4; i++)
-		if (get(knobs[i], saved[i], sizeof(saved[i])) < 0)
-			return 1;
-	if (put(knobs[0], "8388608") || put(knobs[2], "33554432")) {
+	/* Lowered for the run, put back on every exit (sysctl_guard.h). */
+	if (sysctl_save("vm/dirty_background_ratio") || sysctl_save("vm/dirty_ratio") ||
+	    sysctl_set("vm/dirty_background_bytes", "8388608") ||
+	    sysctl_set("vm/dirty_bytes", "33554432")) {
 		fprintf(stderr, "cannot lower the dirty limits\n");
 		return 1;
 	}
-	if (class_trace_open(&trace, dev.major, dev.minor, 1u << IOLAT_OP_WRITE, 0, err,
+	if (class_trace_open(&trace, fs.dev.major, fs.dev.minor, 1u << IOLAT_OP_WRITE, 0, err,
 			     sizeof(err)) < 0) {
 		fprintf(stderr, "tracer: %s\n", err);
 		return 1;

@@ -7,6 +7,7 @@
  */
 #include "iotier.h"
 #include "api_direct.h"
+#include "fork.h"
 #include "shim.h"
 
 #define EXPORT __attribute__((visibility("default")))

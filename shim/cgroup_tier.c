@@ -22,6 +22,8 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "log.h"
+#include "sys.h"
 
 #define BFQ_WEIGHT_MAX 1000   /* blkio.bfq.weight and io.bfq.weight take 1..1000 */
 #define CFQ_WEIGHT_MIN 10     /* the old CFQ blkio.weight takes 10..1000 */
@@ -49,7 +51,6 @@ static struct {
 	int broken;              /* placement failed once: stop trying (already warned) */
 } st;
 
-static int warned;
 
 /* ---- raw I/O helpers: no libc buffering, errno preserved for the caller ---- */
 
@@ -98,48 +99,13 @@ static int join(char *out, size_t len, const char *a, const char *b)
 	return cat(out, len, b);
 }
 
-static long read_text(const char *path, char *buf, size_t len)
-{
-	long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-	size_t used = 0;
-	long n;
-
-	if (fd < 0)
-		return -errno;
-	while (used + 1 < len) {
-		n = syscall(SYS_read, (int)fd, buf + used, len - 1 - used);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		used += (size_t)n;
-	}
-	syscall(SYS_close, (int)fd);
-	buf[used] = '\0';
-	return (long)used;
-}
-
-/* One write(2) of @text: cgroup files take one value per write. Returns 0 or -errno. */
-static int write_text(const char *path, const char *text)
-{
-	long fd = syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CLOEXEC);
-	int ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (syscall(SYS_write, (int)fd, text, slen(text)) < 0)
-		ret = -errno;
-	syscall(SYS_close, (int)fd);
-	return ret;
-}
-
 static int write_in(const char *dir, const char *file, const char *text)
 {
 	char path[PATH_MAX];
 
 	if (join(path, sizeof(path), dir, file) < 0)
 		return -ENAMETOOLONG;
-	return write_text(path, text);
+	return sys_write_text(path, text);
 }
 
 static int write_num_in(const char *dir, const char *file, unsigned long v)
@@ -173,25 +139,13 @@ static bool has_token(const char *list, const char *word, const char *seps)
 
 static void warn_once(const char *what, const char *path, int err)
 {
-	char line[PATH_MAX + 256];
+	const char *desc = err ? strerrordesc_np(err) : NULL;
 
-	if (!st.warn || __atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+	if (!st.warn)
 		return;
-	line[0] = '\0';
-	cat(line, sizeof(line), "iotier: ");
-	cat(line, sizeof(line), what);
-	if (path) {
-		cat(line, sizeof(line), " ");
-		cat(line, sizeof(line), path);
-	}
-	if (err) {
-		const char *desc = strerrordesc_np(err);
-
-		cat(line, sizeof(line), ": ");
-		cat(line, sizeof(line), desc ? desc : "error");
-	}
-	cat(line, sizeof(line), "; low threads keep only their I/O priority\n");
-	syscall(SYS_write, 2, line, slen(line));
+	shim_warn_once(WARN_CGROUP, "%s%s%s%s%s; low threads keep only their I/O priority", what,
+		       path ? " " : "", path ? path : "", err ? ": " : "",
+		       err ? (desc ? desc : "error") : "");
 }
 
 /* ---- finding the hierarchy and our place in it ---- */
@@ -205,7 +159,7 @@ static int for_each_line(const char *path, int (*fn)(char *line, void *ctx), voi
 	char buf[4096];
 	size_t have = 0;
 	bool skipping = false;
-	long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC), n;
+	long fd = sys_call(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC), n;
 	int ret = 0;
 
 	if (fd < 0)
@@ -213,7 +167,7 @@ static int for_each_line(const char *path, int (*fn)(char *line, void *ctx), voi
 	for (;;) {
 		char *start = buf, *nl;
 
-		n = syscall(SYS_read, (int)fd, buf + have, sizeof(buf) - 1 - have);
+		n = sys_call(SYS_read, (int)fd, buf + have, sizeof(buf) - 1 - have);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -239,7 +193,7 @@ static int for_each_line(const char *path, int (*fn)(char *line, void *ctx), voi
 		ret = fn(buf, ctx);
 	}
 out:
-	syscall(SYS_close, (int)fd);
+	sys_call(SYS_close, (int)fd);
 	return ret;
 }
 
@@ -367,7 +321,7 @@ static int locate(void)
 	pid_t owner;
 	int ret;
 
-	st.pid = (pid_t)syscall(SYS_getpid);
+	st.pid = (pid_t)sys_call(SYS_getpid);
 	st.ready = st.placed = st.broken = 0;
 	st.pinned = st.owned = false;
 	ret = task_cgroup("/proc/self/cgroup", st.version, cg, sizeof(cg));
@@ -401,7 +355,7 @@ static bool refresh(void)
 {
 	if (!st.version || st.broken)
 		return false;
-	if ((pid_t)syscall(SYS_getpid) != st.pid && locate() < 0) {
+	if ((pid_t)sys_call(SYS_getpid) != st.pid && locate() < 0) {
 		st.broken = 1;
 		return false;
 	}
@@ -417,7 +371,7 @@ static int detect(int want, char *mount, char *root)
 		return 1;
 	if (want != 1 && find_mount(2, mount, root) &&
 	    join(path, sizeof(path), mount, "cgroup.controllers") == 0 &&
-	    read_text(path, text, sizeof(text)) >= 0 && has_token(text, "io", " \n"))
+	    sys_read_text(path, text, sizeof(text)) >= 0 && has_token(text, "io", " \n"))
 		return 2;
 	return 0;
 }
@@ -428,10 +382,10 @@ static void remove_stale(void)
 	char buf[4096], path[PATH_MAX];
 	long fd, n;
 
-	fd = syscall(SYS_openat, AT_FDCWD, st.parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = sys_call(SYS_openat, AT_FDCWD, st.parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return;
-	while ((n = syscall(SYS_getdents64, (int)fd, buf, sizeof(buf))) > 0) {
+	while ((n = sys_call(SYS_getdents64, (int)fd, buf, sizeof(buf))) > 0) {
 		for (long off = 0; off < n;) {
 			struct {
 				uint64_t ino;
@@ -448,11 +402,11 @@ static void remove_stale(void)
 			if (join(path, sizeof(path), st.parent, d->name) < 0 || !strcmp(path, st.child))
 				continue;
 			/* a live owner may be about to move in; a dead one never will */
-			if (owner == st.pid || (syscall(SYS_kill, owner, 0) < 0 && errno == ESRCH))
-				syscall(SYS_unlinkat, AT_FDCWD, path, AT_REMOVEDIR);
+			if (owner == st.pid || (sys_call(SYS_kill, owner, 0) < 0 && errno == ESRCH))
+				sys_call(SYS_unlinkat, AT_FDCWD, path, AT_REMOVEDIR);
 		}
 	}
-	syscall(SYS_close, (int)fd);
+	sys_call(SYS_close, (int)fd);
 }
 
 int cgroup_tier_init(const struct config *cfg)
@@ -545,26 +499,26 @@ static int enable_v2(void)
 	int ret;
 
 	if (join(path, sizeof(path), st.parent, "cgroup.controllers") < 0 ||
-	    read_text(path, text, sizeof(text)) < 0 || !has_token(text, "io", " \n"))
+	    sys_read_text(path, text, sizeof(text)) < 0 || !has_token(text, "io", " \n"))
 		return -ENODEV;
 	memory = has_token(text, "memory", " \n");
 
 	if (join(path, sizeof(path), st.parent, "cgroup.subtree_control") < 0 ||
-	    read_text(path, text, sizeof(text)) < 0)
+	    sys_read_text(path, text, sizeof(text)) < 0)
 		return -ENOENT;
 	if (!has_token(text, "io", " \n")) {
-		ret = write_text(path, "+io");
+		ret = sys_write_text(path, "+io");
 		if (ret == -EBUSY) {
 			/* the parent holds us: step into the child, then try again */
 			if (move_to(st.child, "cgroup.procs", st.pid) == 0)
 				__atomic_store_n(&st.placed, 1, __ATOMIC_RELAXED);
-			ret = write_text(path, "+io");
+			ret = sys_write_text(path, "+io");
 		}
 		if (ret < 0)
 			return ret;
 	}
 	if (memory && !has_token(text, "memory", " \n"))
-		write_text(path, "+memory"); /* best effort: weights work without it */
+		sys_write_text(path, "+memory"); /* best effort: weights work without it */
 	return 0;
 }
 
@@ -576,7 +530,7 @@ static int ensure_child(void)
 
 	if (__atomic_load_n(&st.ready, __ATOMIC_RELAXED))
 		return 0;
-	r = syscall(SYS_mkdirat, AT_FDCWD, st.child, 0755);
+	r = sys_call(SYS_mkdirat, AT_FDCWD, st.child, 0755);
 	if (r < 0 && errno != EEXIST) {
 		fail("cannot create cgroup", st.child, errno);
 		return -1;
@@ -585,7 +539,7 @@ static int ensure_child(void)
 		if (st.placed)
 			move_to(st.parent, "cgroup.procs", st.pid);
 		st.placed = 0;
-		syscall(SYS_unlinkat, AT_FDCWD, st.child, AT_REMOVEDIR);
+		sys_call(SYS_unlinkat, AT_FDCWD, st.child, AT_REMOVEDIR);
 		fail(ret == -EBUSY ? "cannot enable io (other processes share the cgroup) in"
 		     : ret == -ENODEV ? "io controller not delegated to" : "cannot enable io in",
 		     st.parent, ret == -EBUSY || ret == -ENODEV ? 0 : -ret);
@@ -671,11 +625,11 @@ static void remove_child_when_threads_gone(int max_tries)
 	if (join(procs, sizeof(procs), st.child, "cgroup.procs") < 0)
 		return;
 	for (int tries = 0; tries < max_tries; tries++) {
-		if (syscall(SYS_unlinkat, AT_FDCWD, st.child, AT_REMOVEDIR) == 0 || errno != EBUSY)
+		if (sys_call(SYS_unlinkat, AT_FDCWD, st.child, AT_REMOVEDIR) == 0 || errno != EBUSY)
 			return;
 		if (for_each_line(procs, other_process_line, &self) != 0)
 			return; /* a child process, or unreadable: the next run's init removes it */
-		syscall(SYS_nanosleep, &tick, NULL);
+		sys_call(SYS_nanosleep, &tick, NULL);
 	}
 }
 
@@ -684,7 +638,7 @@ void cgroup_tier_exit(void)
 	int saved = errno;
 	bool moved;
 
-	if (!st.version || (pid_t)syscall(SYS_getpid) != st.pid || !st.owned)
+	if (!st.version || (pid_t)sys_call(SYS_getpid) != st.pid || !st.owned)
 		goto out;
 	if (!__atomic_load_n(&st.ready, __ATOMIC_RELAXED) && !st.placed)
 		goto out;
@@ -731,7 +685,7 @@ int cgroup_describe_task(pid_t pid, pid_t tid, char *cgroup, size_t len, unsigne
 		char *p;
 
 		if (join(path, sizeof(path), dir, files[version][i]) < 0 ||
-		    read_text(path, text, sizeof(text)) <= 0)
+		    sys_read_text(path, text, sizeof(text)) <= 0)
 			continue;
 		/* "100", or v2's "default 100\n8:0 200": the default is what we show */
 		p = strstr(text, "default ");

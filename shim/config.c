@@ -1,20 +1,23 @@
 // SPDX-License-Identifier: MIT
 /*
- * config.c: turn IOTIER_* settings into a struct config. One table lists every key with its
- * parser, so a new setting is one row, and a file key that is not in the table is an error
- * rather than a silently ignored typo.
+ * config.c: turn IOTIER_* settings into a struct config. The table is built from
+ * settings.def, so a new setting is one row there, and a file key that is not in it is an
+ * error rather than a silently ignored typo. config_load_process() is the one loader the
+ * shim, the CLI's pre-check and the API helper share; secure mode is decided there.
  */
 #include "config.h"
 
-#include <linux/ioprio.h>
 #include <ctype.h>
-#include <errno.h>
-#include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
-#include <sys/syscall.h>
-#include <unistd.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/auxv.h>
+#include <sys/syscall.h>
+
+#include "settings.def"
+#include "sys.h"
 
 typedef int (*key_parser)(struct config *cfg, const char *value, char *err, size_t errlen);
 
@@ -199,6 +202,25 @@ static int parse_low_rate(struct config *cfg, const char *value, char *err, size
 	return 0;
 }
 
+/* An absolute directory, or empty for none: a relative one would follow each cwd. */
+static int parse_state_dir(struct config *cfg, const char *value, char *err, size_t errlen)
+{
+	size_t len = strlen(value);
+
+	if (len && value[0] != '/') {
+		snprintf(err, errlen, "bad directory '%s': an absolute path, or empty for none",
+			 value);
+		return -1;
+	}
+	if (len >= sizeof(cfg->state_dir)) {
+		snprintf(err, errlen, "bad directory: longer than %zu bytes",
+			 sizeof(cfg->state_dir) - 1);
+		return -1;
+	}
+	memcpy(cfg->state_dir, value, len + 1);
+	return 0;
+}
+
 /* No FNM_PATHNAME: '*' crosses '/', so "*.log" matches a log in any directory. */
 bool config_drop_behind_matches(const struct config *cfg, const char *path)
 {
@@ -208,45 +230,44 @@ bool config_drop_behind_matches(const struct config *cfg, const char *path)
 	return false;
 }
 
+/* The settings a file may hold: every settings.def row with a parser, in its order. */
 static const struct {
 	const char *key;
 	key_parser parse;
+	const char *default_value;
 } config_table[] = {
-	{ "IOTIER_LOW", parse_low_rules },
-	{ "IOTIER_HIGH", parse_high_rules },
-	{ "IOTIER_LOW_CLASS", parse_low_class },
-	{ "IOTIER_HIGH_CLASS", parse_high_class },
-	{ "IOTIER_LOG", parse_log },
-	{ "IOTIER_CGROUP", parse_cgroup },
-	{ "IOTIER_LOW_WEIGHT", parse_low_weight },
-	{ "IOTIER_WRITEBACK", parse_writeback },
-	{ "IOTIER_WRITEBACK_STRICT", parse_writeback_strict },
-	{ "IOTIER_DROP_BEHIND", parse_drop_behind },
-	{ "IOTIER_LOW_RATE", parse_low_rate },
+#define CONFIG_ROW(id, key, short, flag, kind, parse, default_value, help) \
+	{ key, parse, default_value },
+	IOTIER_SETTINGS(CONFIG_ROW)
+#undef CONFIG_ROW
 };
 
 #define N_KEYS (sizeof(config_table) / sizeof(config_table[0]))
 
 const char *config_key_at(unsigned i)
 {
-	return i < N_KEYS ? config_table[i].key : NULL;
+	for (size_t row = 0; row < N_KEYS; row++)
+		if (config_table[row].parse && i-- == 0)
+			return config_table[row].key;
+	return NULL;
 }
 
-static void config_defaults(struct config *cfg)
+/* Every setting at its settings.def default, parsed as if it had been given. */
+void config_defaults(struct config *cfg)
 {
+	char err[RULE_ERROR_MAX];
+
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->low_ioprio = IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0);
-	cfg->high_ioprio = IOPRIO_KEEP;
-	cfg->log = LOG_WARN;
-	cfg->cgroup_mode = CGROUP_AUTO;
-	cfg->low_weight = LOW_WEIGHT_DEFAULT;
-	cfg->writeback_bytes = WRITEBACK_DEFAULT;
+	for (size_t i = 0; i < N_KEYS; i++)
+		if (config_table[i].parse)
+			config_table[i].parse(cfg, config_table[i].default_value, err, sizeof(err));
 }
 
 static int key_index(const char *key, size_t keylen)
 {
 	for (size_t i = 0; i < N_KEYS; i++)
-		if (strlen(config_table[i].key) == keylen && !strncmp(config_table[i].key, key, keylen))
+		if (config_table[i].parse && strlen(config_table[i].key) == keylen &&
+		    !strncmp(config_table[i].key, key, keylen))
 			return (int)i;
 	return -1;
 }
@@ -332,7 +353,7 @@ int config_load(struct config *cfg, config_lookup_fn lookup, void *ctx, const ch
 	if (file_text && apply_file(cfg, file_text, lookup, ctx, err, errlen) < 0)
 		return -1;
 	for (size_t i = 0; i < N_KEYS; i++) {
-		const char *value = lookup(config_table[i].key, ctx);
+		const char *value = config_table[i].parse ? lookup(config_table[i].key, ctx) : NULL;
 
 		if (value && apply(cfg, (int)i, value, "", err, errlen) < 0)
 			return -1;
@@ -340,32 +361,47 @@ int config_load(struct config *cfg, config_lookup_fn lookup, void *ctx, const ch
 	return 0;
 }
 
-/*
- * Raw syscalls, not libc's open/read: inside the shim those names are our own wrappers, and
- * the configuration is read before they are ready.
- */
-int config_read_file(const char *path, char *buf, size_t len)
+static const char *lookup_env(const char *key, void *ctx)
 {
-	size_t used = 0;
-	long fd, n = 0;
-	int read_errno = 0;
+	(void)ctx;
+	return getenv(key);
+}
 
-	fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	while (used + 1 < len) {
-		n = syscall(SYS_read, (int)fd, buf + used, len - 1 - used);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			read_errno = n < 0 ? errno : 0;
-			break;
-		}
-		used += (size_t)n;
-	}
-	syscall(SYS_close, (int)fd);
-	if (used + 1 >= len)
-		return -EFBIG;
-	buf[used] = '\0';
-	return -read_errno;
+/*
+ * Secure mode: a setuid, setgid or file-capability program (AT_SECURE) started by a user
+ * who does not own those privileges. Its environment is the caller's, so no IOTIER_*
+ * setting may reach it: with the shim in /etc/ld.so.preload, IOTIER_HIGH_CLASS=rt:0 would
+ * hand out a class `ionice -c1` refuses that user, and IOTIER_LOW would make root create
+ * cgroups. Only IOTIER_LOG=debug is looked at, to say so in one line.
+ */
+static int load_secure(struct config *cfg)
+{
+	const char *log = getenv("IOTIER_LOG");
+
+	config_defaults(cfg);
+	cfg->log = log && !strcmp(log, "debug") ? LOG_DEBUG : LOG_OFF;
+	return CONFIG_SECURE;
+}
+
+int config_load_process(struct config *cfg, const char *file_label, char *err, size_t errlen)
+{
+	static char file_text[CONFIG_FILE_MAX];
+	static atomic_flag file_busy = ATOMIC_FLAG_INIT;
+	const char *file = getenv("IOTIER_CONFIG");
+	int ret = 0;
+
+	if (getauxval(AT_SECURE))
+		return load_secure(cfg);
+	if (!file || !*file)
+		return config_load(cfg, lookup_env, NULL, NULL, err, errlen);
+	/* One buffer: the shim's init and the API helper may each load once, maybe together. */
+	while (atomic_flag_test_and_set_explicit(&file_busy, memory_order_acquire))
+		sys_call(SYS_sched_yield);
+	ret = sys_read_file(file, file_text, sizeof(file_text));
+	if (ret < 0)
+		snprintf(err, errlen, "%s%s: %s", file_label, file, strerrordesc_np(-ret));
+	else
+		ret = config_load(cfg, lookup_env, NULL, file_text, err, errlen);
+	atomic_flag_clear_explicit(&file_busy, memory_order_release);
+	return ret < 0 ? -1 : 0;
 }

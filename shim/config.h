@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * config.h: the whole shim configuration, read once from IOTIER_* environment variables and
- * an optional IOTIER_CONFIG file holding the same keys. The CLI loads it the same way before
+ * an optional IOTIER_CONFIG file holding the same keys; settings.def lists them. The CLI loads it the same way before
  * it starts a command, so a setting the shim would reject is refused up front.
  */
 #ifndef IOTIER_CONFIG_H
@@ -11,17 +11,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "log.h"
 #include "rules.h"
 
 #define DROP_GLOBS_MAX 16 /* globs in IOTIER_DROP_BEHIND */
-
-enum log_level { LOG_OFF = 0, LOG_WARN = 1, LOG_DEBUG = 2 };
 
 /* Which cgroup hierarchy low processes are placed in (IOTIER_CGROUP); see cgroup_tier.h. */
 enum cgroup_mode { CGROUP_AUTO = 0, CGROUP_OFF, CGROUP_V1, CGROUP_V2 };
 
 #define LOW_WEIGHT_DEFAULT 10   /* IOTIER_LOW_WEIGHT, on io.weight's 1..10000 scale */
 #define LOW_WEIGHT_MAX 10000
+
+#define STATE_DIR_MAX 200 /* the state file's directory, with its NUL */
 
 struct config {
 	struct tier_rules rules;
@@ -37,9 +38,10 @@ struct config {
 	unsigned n_drop_globs;    /* IOTIER_DROP_BEHIND: files whose written pages are dropped */
 	char drop_globs[DROP_GLOBS_MAX][RULE_GLOB_MAX];
 	uint64_t low_rate;        /* bytes per second for all low threads together; 0 off */
-};
 
-#define WRITEBACK_DEFAULT (1u << 20)
+	/* IOTIER_STATE_DIR: where this process's state file goes for the exporter; "" none. */
+	char state_dir[STATE_DIR_MAX];
+};
 
 /* Where a value comes from: the environment, or a KEY=VALUE file. */
 typedef const char *(*config_lookup_fn)(const char *key, void *ctx);
@@ -53,6 +55,22 @@ typedef const char *(*config_lookup_fn)(const char *key, void *ctx);
 int config_load(struct config *cfg, config_lookup_fn lookup, void *ctx, const char *file_text,
 		char *err, size_t errlen);
 
+#define CONFIG_FILE_MAX (64 * 1024) /* an IOTIER_CONFIG file larger than this is refused */
+#define CONFIG_SECURE 1              /* config_load_process(): secure mode, nothing read */
+
+/*
+ * The one loader: the configuration this process's shim runs with, from the environment and
+ * the IOTIER_CONFIG file it names. Returns 0; or CONFIG_SECURE in secure mode (AT_SECURE:
+ * setuid, setgid or file capabilities), where every IOTIER_* setting is ignored and @cfg
+ * holds the defaults, with log at LOG_DEBUG if IOTIER_LOG=debug asked to be told, else
+ * LOG_OFF; or -1 with one line in @err, where a file that cannot be read is named
+ * "<@file_label><path>". Raw syscalls only: the shim calls it before its wrappers are ready.
+ */
+int config_load_process(struct config *cfg, const char *file_label, char *err, size_t errlen);
+
+/* Every setting at its settings.def default. */
+void config_defaults(struct config *cfg);
+
 /* The @i-th key a file may hold, or NULL past the last: for help text and the CLI. */
 const char *config_key_at(unsigned i);
 
@@ -64,8 +82,5 @@ int config_parse_size(const char *text, uint64_t *out, char *err, size_t errlen)
 
 /* Does @path match one of the IOTIER_DROP_BEHIND globs? */
 bool config_drop_behind_matches(const struct config *cfg, const char *path);
-
-/* Read a whole small file (a config file) into @buf with a NUL; returns 0 or -errno. */
-int config_read_file(const char *path, char *buf, size_t len);
 
 #endif

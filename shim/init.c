@@ -5,14 +5,12 @@
  * configuration is reported in one line and leaves the shim inert: the program runs exactly
  * as it would without iotier.
  */
-#include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "cgroup_tier.h"
+#include "fork.h"
 #include "low_paths.h"
 #include "real.h"
 #include "shim.h"
@@ -20,32 +18,24 @@
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
-static const char *lookup_env(const char *key, void *ctx)
-{
-	(void)ctx;
-	return getenv(key);
-}
-
+/*
+ * The one loader (config.c) decides secure mode too: there the shim stays off, and says so
+ * only when IOTIER_LOG=debug asked.
+ */
 static int load_config(void)
 {
-	static char file_text[64 * 1024];
-	const char *file = getenv("IOTIER_CONFIG");
 	char err[RULE_ERROR_MAX + 64];
-	const char *text = NULL;
+	int ret = config_load_process(&shim.cfg, "IOTIER_CONFIG=", err, sizeof(err));
 
-	/* A setuid program must not take policy from a file its caller names. */
-	if (file && *file && !getauxval(AT_SECURE)) {
-		int ret = config_read_file(file, file_text, sizeof(file_text));
-
-		if (ret < 0) {
-			shim_warn_once(WARN_CONFIG, "IOTIER_CONFIG=%s: %s; iotier is off for this "
-				       "process", file, strerrordesc_np(-ret));
-			return -1;
-		}
-		text = file_text;
-	}
-	if (config_load(&shim.cfg, lookup_env, NULL, text, err, sizeof(err)) < 0) {
+	if (ret < 0) {
 		shim_warn_once(WARN_CONFIG, "%s; iotier is off for this process", err);
+		return -1;
+	}
+	log_set_level(shim.cfg.log);
+	if (ret == CONFIG_SECURE) {
+		shim_log(LOG_DEBUG, "secure mode (setuid, setgid or capabilities): IOTIER_* "
+			 "settings are ignored; iotier is off for this process");
+		log_set_level(LOG_OFF);
 		return -1;
 	}
 	return 0;
@@ -61,13 +51,13 @@ static struct state_table *map_table(void)
 	struct state_table *table;
 	long fd;
 
-	fd = syscall(SYS_memfd_create, STATE_TABLE_NAME, MFD_CLOEXEC);
-	if (fd >= 0 && syscall(SYS_ftruncate, (int)fd, (off_t)size) == 0)
+	fd = sys_call(SYS_memfd_create, STATE_TABLE_NAME, MFD_CLOEXEC);
+	if (fd >= 0 && sys_call(SYS_ftruncate, (int)fd, (off_t)size) == 0)
 		table = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, (int)fd, 0);
 	else
 		table = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (fd >= 0)
-		syscall(SYS_close, (int)fd);
+		sys_close((int)fd);
 	if (table == MAP_FAILED)
 		return NULL;
 	memcpy(table->header.magic, STATE_TABLE_MAGIC, sizeof(table->header.magic));
@@ -78,34 +68,6 @@ static struct state_table *map_table(void)
 	table->header.low_ioprio = shim.cfg.low_ioprio;
 	table->header.high_ioprio = shim.cfg.high_ioprio;
 	return table;
-}
-
-static void fork_child(void)
-{
-	if (atomic_load(&shim.status) != SHIM_ACTIVE)
-		return;
-	threads_after_fork_child();
-	process_after_fork_child();
-	state_file_publish();
-}
-
-/*
- * A child made by _Fork(), clone() or syscall(SYS_fork) never ran the atfork handler and
- * still holds the parent's thread table, tids included: acting on it would re-tag the
- * parent's threads, so it is reset first. A vfork() child runs in the parent's memory: it
- * must touch nothing at all until it execs. The slow paths ask here first; it costs a
- * getpid syscall there. Returns whether the caller may act on the table.
- */
-bool shim_fork_check(void)
-{
-	struct state_table *table = shim.table;
-
-	if (!table || table->header.pid == (pid_t)syscall(SYS_getpid))
-		return true;
-	if (shim_memory_borrowed())
-		return false;
-	fork_child();
-	return true;
 }
 
 static void init_once_body(void)
@@ -122,7 +84,11 @@ static void init_once_body(void)
 			       "process");
 		goto disable;
 	}
-	if (threads_init() != 0 || pthread_atfork(NULL, NULL, fork_child) != 0) {
+	/* What a child of fork(), or of a raw fork found later, resets first, in order. */
+	fork_on_child(threads_after_fork_child); /* the thread table: owner, surviving tid */
+	fork_on_child(process_after_fork_child); /* the process name, title and tier */
+	fork_on_child(state_file_publish);       /* the child's own state file, for the exporter */
+	if (threads_init() != 0 || fork_hooks_init() != 0) {
 		shim_warn_once(WARN_TABLE, "cannot register thread hooks; iotier is off for this "
 			       "process");
 		goto disable;
@@ -148,6 +114,16 @@ disable:
 void shim_init(void)
 {
 	pthread_once(&init_once, init_once_body);
+}
+
+/* A wrapper may run before the constructor (another library's constructor did I/O). */
+struct state_slot *thread_attach_self(void)
+{
+	if (in_shim)
+		return NULL;
+	if (atomic_load(&shim.status) == SHIM_UNINITIALISED)
+		shim_init();
+	return thread_attach_current();
 }
 
 /* Leave the low cgroup and remove it; a killed process leaves it to the next run's init. */

@@ -1,40 +1,43 @@
 // SPDX-License-Identifier: MIT
 /*
- * log.c: the shim's only output, one line at a time on stderr, written with a raw syscall
- * so that it neither goes through our own write() wrapper nor touches the program's stdio
- * buffers. Warnings that could repeat (a denied priority, a full table) are printed once.
+ * log.c: the shim's only output (see log.h). errno is kept.
  */
-#include <stdarg.h>
-#include <stdio.h>
-#include <sys/syscall.h>
-#include <unistd.h>
+#include "log.h"
 
-#include "shim.h"
+#include <errno.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
 
 static _Atomic unsigned warned;
+static _Atomic int level = LOG_WARN;
+
+void log_set_level(enum log_level new_level)
+{
+	atomic_store(&level, (int)new_level);
+}
 
 static void emit(const char *fmt, va_list ap)
 {
-	char line[512];
+	char line[1024]; /* a cgroup path fits */
 	int len;
 
-	len = snprintf(line, sizeof(line), "iotier[%d]: ", (int)getpid());
+	len = snprintf(line, sizeof(line), "iotier: ");
+	len += vsnprintf(line + len, sizeof(line) - (size_t)len, fmt, ap);
 	if (len < 0)
 		return;
-	len += vsnprintf(line + len, sizeof(line) - (size_t)len, fmt, ap);
 	if (len >= (int)sizeof(line) - 1)
 		len = (int)sizeof(line) - 2;
 	line[len++] = '\n';
-	syscall(SYS_write, 2, line, (size_t)len);
+	sys_call(SYS_write, 2, line, len);
 }
 
-void shim_log(enum log_level level, const char *fmt, ...)
+void shim_log(enum log_level at, const char *fmt, ...)
 {
 	va_list ap;
 	int saved = errno;
 
-	/* Before the configuration is read, only warnings are shown. */
-	if (level > (atomic_load(&shim.status) == SHIM_UNINITIALISED ? LOG_WARN : shim.cfg.log))
+	if ((int)at > atomic_load(&level))
 		return;
 	va_start(ap, fmt);
 	emit(fmt, ap);
@@ -49,7 +52,7 @@ void shim_warn_once(unsigned key, const char *fmt, ...)
 
 	if (atomic_fetch_or(&warned, key) & key)
 		return;
-	if (atomic_load(&shim.status) != SHIM_UNINITIALISED && shim.cfg.log < LOG_WARN)
+	if (atomic_load(&level) < LOG_WARN)
 		return;
 	va_start(ap, fmt);
 	emit(fmt, ap);

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fork.h"
 #include "low_paths.h"
 #include "real.h"
 
@@ -50,35 +51,6 @@ static void fd_reset(struct fd_path *p, uint32_t flags)
 	atomic_store_explicit(&p->flags, flags, memory_order_release);
 }
 
-#ifndef KCMP_VM
-#define KCMP_VM 1 /* include/uapi/linux/kcmp.h */
-#endif
-
-/*
- * After a normal fork the atfork handler has set header.pid to the child's pid, so a pid
- * that differs means a child that ran no handler: a vfork() child sharing our memory, or a
- * child of a raw fork with its own copy. kcmp(KCMP_VM) tells them apart (0: the same mm);
- * where kcmp is unavailable, any mismatch counts as shared, the safe side: a raw-fork
- * child then keeps stale entries until the next open of that number.
- */
-bool shim_memory_borrowed(void)
-{
-	struct state_table *table = shim.table;
-	int saved = errno;
-	pid_t self, owner;
-	long same;
-
-	if (!table || atomic_load(&shim.status) != SHIM_ACTIVE)
-		return false;
-	self = (pid_t)syscall(SYS_getpid);
-	owner = __atomic_load_n(&table->header.pid, __ATOMIC_RELAXED);
-	if (self == owner)
-		return false;
-	same = syscall(SYS_kcmp, self, owner, KCMP_VM, 0UL, 0UL);
-	errno = saved;
-	return same <= 0; /* 0: one mm; 1, 2, 3: different ones; -1: cannot tell */
-}
-
 /* What @fd is; found once per open with fstat and F_GETFL (raw, never our wrappers). */
 static uint32_t fd_kind(int fd)
 {
@@ -89,9 +61,9 @@ static uint32_t fd_kind(int fd)
 
 	if ((flags & FD_KIND_MASK) != FD_KIND_UNKNOWN)
 		return flags & FD_KIND_MASK;
-	if (syscall(SYS_fstat, fd, &st) < 0)
+	if (sys_call(SYS_fstat, fd, &st) < 0)
 		return FD_KIND_OTHER; /* not remembered: the fd may be opened later */
-	fl = syscall(SYS_fcntl, fd, F_GETFL);
+	fl = sys_call(SYS_fcntl, fd, F_GETFL);
 	if (S_ISREG(st.st_mode))
 		kind = fl >= 0 && (fl & O_DIRECT) ? FD_KIND_STORAGE : FD_KIND_FILE;
 	else if (S_ISBLK(st.st_mode))
@@ -172,7 +144,7 @@ void low_rate_charge(uint64_t bytes)
 		 * the real call returned (an io_submit or io_uring submission already in flight),
 		 * where a pthread_cancel must not unwind the thread.
 		 */
-		syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL);
+		sys_call(SYS_clock_nanosleep, CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL);
 	}
 	errno = saved;
 }
@@ -224,7 +196,7 @@ static int open_own_description(int fd)
 	while (n > 0)
 		path[len++] = digits[--n];
 	path[len] = '\0';
-	return (int)syscall(SYS_openat, AT_FDCWD, path,
+	return (int)sys_call(SYS_openat, AT_FDCWD, path,
 			    O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 }
 
@@ -239,10 +211,10 @@ static bool wait_own(int fd, off_t lo, off_t len, unsigned flags, bool drop)
 
 	if (own < 0)
 		return false;
-	syscall(SYS_sync_file_range, own, lo, len, flags);
+	sys_call(SYS_sync_file_range, own, lo, len, flags);
 	if (drop)
 		posix_fadvise(own, lo, len, POSIX_FADV_DONTNEED);
-	syscall(SYS_close, own);
+	sys_call(SYS_close, own);
 	return true;
 }
 
@@ -257,11 +229,11 @@ static void steer(int fd, struct fd_path *p, off_t end)
 {
 	int64_t prev;
 
-	syscall(SYS_sync_file_range, fd, (off_t)0, (off_t)0, SYNC_FILE_RANGE_WRITE);
+	sys_call(SYS_sync_file_range, fd, (off_t)0, (off_t)0, SYNC_FILE_RANGE_WRITE);
 	if (!shim.cfg.writeback_strict)
 		return;
 	if (end < 0)
-		end = (off_t)syscall(SYS_lseek, fd, (off_t)0, SEEK_CUR);
+		end = (off_t)sys_call(SYS_lseek, fd, (off_t)0, SEEK_CUR);
 	prev = atomic_exchange(&p->steer_end, end < 0 ? 0 : (int64_t)end);
 	if (prev > 0)
 		wait_own(fd, (off_t)0, (off_t)prev, SYNC_FILE_RANGE_WAIT_BEFORE, false);
@@ -280,11 +252,11 @@ static void drop_behind(int fd, struct fd_path *p, uint64_t chunk_bytes, off_t e
 	int64_t lo, chunk_lo;
 
 	if (end < 0)
-		end = (off_t)syscall(SYS_lseek, fd, (off_t)0, SEEK_CUR);
+		end = (off_t)sys_call(SYS_lseek, fd, (off_t)0, SEEK_CUR);
 	if (end < 0)
 		return;
 	chunk_lo = end > (off_t)chunk_bytes ? end - (off_t)chunk_bytes : 0;
-	syscall(SYS_sync_file_range, fd, (off_t)chunk_lo, (off_t)(end - chunk_lo),
+	sys_call(SYS_sync_file_range, fd, (off_t)chunk_lo, (off_t)(end - chunk_lo),
 		SYNC_FILE_RANGE_WRITE);
 	lo = atomic_exchange(&p->drop_lo, chunk_lo);
 	if (lo < 0 || lo >= chunk_lo)
@@ -342,13 +314,13 @@ void low_paths_closing(int fd)
 		if (lo < 0 && since == 0)
 			goto out; /* this fd wrote nothing: leave the cache alone */
 		if (lo < 0) {
-			lo = (int64_t)syscall(SYS_lseek, fd, (off_t)0, SEEK_CUR) - (int64_t)since;
+			lo = (int64_t)sys_call(SYS_lseek, fd, (off_t)0, SEEK_CUR) - (int64_t)since;
 			if (lo < 0)
 				lo = 0;
 		}
 		if (!wait_own(fd, (off_t)lo, (off_t)0, SYNC_FILE_RANGE_WAIT_BEFORE |
 				      SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER, true)) {
-			syscall(SYS_sync_file_range, fd, (off_t)lo, (off_t)0,
+			sys_call(SYS_sync_file_range, fd, (off_t)lo, (off_t)0,
 				SYNC_FILE_RANGE_WRITE);
 			posix_fadvise(fd, lo, 0, POSIX_FADV_DONTNEED);
 		}

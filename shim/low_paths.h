@@ -60,14 +60,6 @@ static inline bool self_is_low(void)
 	return slot && __atomic_load_n(&slot->tier, __ATOMIC_RELAXED) == IOTIER_LOW;
 }
 
-/*
- * True in a child of vfork() (or clone(CLONE_VM)) before it execs: it shares the parent's
- * memory, so the per-fd tables and the shim's ring mappings are the parent's, and its
- * close() of an inherited fd must leave them alone. Syscalls: call it only on slow paths,
- * where state exists for the fd. errno is kept.
- */
-SHIM_HIDDEN bool shim_memory_borrowed(void);
-
 /* Out of line: the rare case where a hook has work to do. errno is kept by the callee. */
 SHIM_HIDDEN void low_paths_written(int fd, size_t bytes, off_t end, bool low);
 SHIM_HIDDEN void low_paths_read(int fd, size_t bytes);

@@ -22,6 +22,12 @@ static inline int comm_fd_watched(int fd)
 	       atomic_load_explicit(&comm_fd_tid[fd], memory_order_relaxed) != 0;
 }
 
+/* wrap_fd.c opened @fd on @path: watch it if it is a writable comm file of this process. */
+SHIM_HIDDEN void comm_fd_opened(int fd, const char *path, int writable);
+
+/* A watched @fd is being closed: stop watching it. */
+SHIM_HIDDEN void comm_fd_forget(int fd);
+
 /* The name behind @fd may have changed: read it back and re-evaluate that thread. */
 SHIM_HIDDEN void comm_fd_written(int fd);
 

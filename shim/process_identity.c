@@ -16,8 +16,7 @@
 
 #include "cgroup_tier.h"
 #include "shim.h"
-
-#define TITLE_MAX 4096
+#include "title.h"
 
 static struct {
 	pid_t pid;
@@ -35,7 +34,7 @@ static void locate_argument_area(void)
 	unsigned long long value;
 
 	proc.arg_start = proc.arg_end = proc.env_end = 0;
-	if (config_read_file("/proc/self/stat", stat, sizeof(stat)) < 0)
+	if (sys_read_file("/proc/self/stat", stat, sizeof(stat)) < 0)
 		return;
 	p = strrchr(stat, ')'); /* comm may hold spaces and parentheses */
 	if (!p)
@@ -58,38 +57,13 @@ static void locate_argument_area(void)
 		proc.arg_start = proc.arg_end = 0;
 }
 
-/*
- * The bytes of the title, as the kernel's /proc/PID/cmdline defines them: the argument
- * area, and, when its last byte is not a NUL (a rewritten title that ran long), on into the
- * environment area up to the first NUL.
- */
+/* The bytes of the title, as the kernel's /proc/PID/cmdline defines them (title.c). */
 static size_t title_bytes(const char **start)
 {
-	const char *area = (const char *)proc.arg_start;
-	size_t len = proc.arg_end - proc.arg_start;
+	size_t limit = proc.env_end > proc.arg_end ? proc.env_end - proc.arg_start : 0;
 
-	*start = area;
-	if (!len)
-		return 0;
-	if (area[len - 1] != '\0' && proc.env_end > proc.arg_end) {
-		size_t limit = proc.env_end - proc.arg_start;
-
-		while (len < limit && len < TITLE_MAX && area[len] != '\0')
-			len++;
-	}
-	return len;
-}
-
-/* Arguments joined by spaces, trailing NUL padding dropped (PostgreSQL pads with NULs). */
-static void title_to_cmdline(const char *bytes, size_t len, char *out, size_t outlen)
-{
-	size_t n = len < outlen - 1 ? len : outlen - 1;
-
-	while (n && bytes[n - 1] == '\0')
-		n--;
-	for (size_t i = 0; i < n; i++)
-		out[i] = bytes[i] ? bytes[i] : ' ';
-	out[n] = '\0';
+	*start = (const char *)proc.arg_start;
+	return title_length(*start, proc.arg_end - proc.arg_start, limit);
 }
 
 static void main_thread_name(char name[16])
@@ -102,7 +76,7 @@ static void main_thread_name(char name[16])
 		return;
 	}
 	memset(name, 0, 16);
-	if (config_read_file("/proc/self/comm", buf, sizeof(buf)) == 0) {
+	if (sys_read_file("/proc/self/comm", buf, sizeof(buf)) == 0) {
 		buf[strcspn(buf, "\n")] = '\0';
 		memcpy(name, buf, strnlen(buf, 15));
 	}

@@ -10,37 +10,38 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <stdarg.h>
-#include <sys/syscall.h>
 #include <unistd.h>
+
+#include "sys.h"
 
 struct real_functions real;
 
-static ssize_t sys_read(int fd, void *buf, size_t n)
+static ssize_t raw_read(int fd, void *buf, size_t n)
 {
-	return syscall(SYS_read, fd, buf, n);
+	return sys_call(SYS_read, fd, buf, n);
 }
 
-static ssize_t sys_write(int fd, const void *buf, size_t n)
+static ssize_t raw_write(int fd, const void *buf, size_t n)
 {
-	return syscall(SYS_write, fd, buf, n);
+	return sys_call(SYS_write, fd, buf, n);
 }
 
-static ssize_t sys_pread(int fd, void *buf, size_t n, off_t off)
+static ssize_t raw_pread(int fd, void *buf, size_t n, off_t off)
 {
-	return syscall(SYS_pread64, fd, buf, n, off);
+	return sys_call(SYS_pread64, fd, buf, n, off);
 }
 
-static ssize_t sys_pwrite(int fd, const void *buf, size_t n, off_t off)
+static ssize_t raw_pwrite(int fd, const void *buf, size_t n, off_t off)
 {
-	return syscall(SYS_pwrite64, fd, buf, n, off);
+	return sys_call(SYS_pwrite64, fd, buf, n, off);
 }
 
-static int sys_close(int fd)
+static int raw_close(int fd)
 {
-	return (int)syscall(SYS_close, fd);
+	return (int)sys_call(SYS_close, fd);
 }
 
-static int sys_openat(int dirfd, const char *path, int flags, ...)
+static int raw_openat(int dirfd, const char *path, int flags, ...)
 {
 	va_list ap;
 	mode_t mode;
@@ -48,7 +49,7 @@ static int sys_openat(int dirfd, const char *path, int flags, ...)
 	va_start(ap, flags);
 	mode = va_arg(ap, mode_t);
 	va_end(ap);
-	return (int)syscall(SYS_openat, dirfd, path, flags, mode);
+	return (int)sys_call(SYS_openat, dirfd, path, flags, mode);
 }
 
 static pthread_once_t resolve_once = PTHREAD_ONCE_INIT;
@@ -60,17 +61,17 @@ static void resolve_all(void)
 #undef X
 	/* Never NULL for the calls every program makes, even if dlsym failed. */
 	if (!real.read)
-		real.read = sys_read;
+		real.read = raw_read;
 	if (!real.write)
-		real.write = sys_write;
+		real.write = raw_write;
 	if (!real.pread)
-		real.pread = sys_pread;
+		real.pread = raw_pread;
 	if (!real.pwrite)
-		real.pwrite = sys_pwrite;
+		real.pwrite = raw_pwrite;
 	if (!real.close)
-		real.close = sys_close;
+		real.close = raw_close;
 	if (!real.openat)
-		real.openat = sys_openat;
+		real.openat = raw_openat;
 }
 
 void real_resolve(void)

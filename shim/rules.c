@@ -209,9 +209,16 @@ int high_class_parse(const char *text, char *err, size_t errlen)
 	return -2;
 }
 
+const char *const ioprio_class_names[IOCLASS_COUNT] = { "none", "rt", "be", "idle" };
+
+const char *ioprio_class_name(unsigned ioclass)
+{
+	return ioclass < IOCLASS_COUNT ? ioprio_class_names[ioclass] : NULL;
+}
+
 const char *ioprio_format(int ioprio, char *buf, size_t len)
 {
-	static const char *const names[] = { "none", "rt", "be", "idle" };
+	const char *const *names = ioprio_class_names;
 	unsigned ioclass = IOPRIO_PRIO_CLASS(ioprio);
 
 	if (ioprio == IOPRIO_KEEP)

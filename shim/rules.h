@@ -60,6 +60,17 @@ int low_class_parse(const char *text, char *err, size_t errlen);
 /* "keep", "be:N" or "rt:N"; returns the ioprio value, IOPRIO_KEEP, or -2 with @err set. */
 int high_class_parse(const char *text, char *err, size_t errlen);
 
+/*
+ * The I/O priority class names, indexed by IOPRIO_CLASS_* (none, rt, be, idle): the one
+ * table every part of iotier names classes with, so the shim's messages, `lat`, `check`
+ * and its --expect language all spell a class the same way.
+ */
+#define IOCLASS_COUNT 4
+extern const char *const ioprio_class_names[IOCLASS_COUNT];
+
+/* The name of class @ioclass, or NULL when it is none of the four. */
+const char *ioprio_class_name(unsigned ioclass);
+
 /* Format an ioprio value as "idle", "be:4", "rt:0" or "none". */
 const char *ioprio_format(int ioprio, char *buf, size_t len);
 

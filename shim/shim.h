@@ -15,11 +15,12 @@
 #include <sys/types.h>
 
 #include "config.h"
+#include "log.h"
+#include "sys.h"
 #include "state_table.h"
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
-#define SHIM_HIDDEN __attribute__((visibility("hidden")))
 
 /* Static TLS: no __tls_get_addr, which may allocate, on the hot path or in a signal handler. */
 #define SHIM_TLS __thread __attribute__((tls_model("initial-exec")))
@@ -57,25 +58,13 @@ extern SHIM_TLS unsigned io_calls SHIM_HIDDEN;
 
 /* init.c */
 SHIM_HIDDEN void shim_init(void);
-/*
- * In a child forked without atfork handlers, reset the inherited state before using it;
- * false in a vfork() child, which shares the parent's memory and must leave it alone.
- */
-SHIM_HIDDEN bool shim_fork_check(void);
-
-/* log.c: one line on stderr, "iotier: ...". shim_warn_once warns once per @key bit. */
-SHIM_HIDDEN void shim_log(enum log_level level, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-SHIM_HIDDEN void shim_warn_once(unsigned key, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-enum warn_key { WARN_CONFIG = 1u << 0, WARN_RT_DENIED = 1u << 1, WARN_SLOTS = 1u << 2,
-		WARN_TABLE = 1u << 3, WARN_IOPRIO = 1u << 4 };
 
 /* thread_state.c */
 SHIM_HIDDEN struct state_slot *slot_alloc(void);
 SHIM_HIDDEN void slot_free(struct state_slot *slot);
 SHIM_HIDDEN struct state_slot *slot_find_handle(pthread_t handle);
 SHIM_HIDDEN struct state_slot *slot_find_tid(pid_t tid);
+/* Store @slot's new name and re-evaluate it (naming checks for fork and the process first). */
 SHIM_HIDDEN void slot_set_name(struct state_slot *slot, const char *name);
 SHIM_HIDDEN bool slot_is_inert(const struct state_slot *slot);
 SHIM_HIDDEN struct state_slot *slot_inert(void);
@@ -85,8 +74,13 @@ SHIM_HIDDEN void slot_get_name(struct state_slot *slot, char name[16]);
 SHIM_HIDDEN int threads_init(void);
 /* In a new thread: record its tid, name and priority, then evaluate its tier. */
 SHIM_HIDDEN void thread_start_tracking(struct state_slot *slot);
-/* Attach the calling thread (not created through our pthread_create, or the main thread). */
+/*
+ * Attach the calling thread (not created through our pthread_create, or the main thread),
+ * bringing the shim up first if nothing has yet (init.c).
+ */
 SHIM_HIDDEN struct state_slot *thread_attach_self(void);
+/* The same once the shim is up: NULL while it is not (thread_state.c). */
+SHIM_HIDDEN struct state_slot *thread_attach_current(void);
 /* Work out @slot's tier again and apply it; lock-free, callable from any thread. */
 SHIM_HIDDEN void thread_reevaluate(struct state_slot *slot);
 /* The same, returning the errno of a failed ioprio_set (0 when it applied). */
@@ -101,12 +95,6 @@ SHIM_HIDDEN void process_identity_init(void);
 SHIM_HIDDEN void process_identity_refresh(void);
 SHIM_HIDDEN void process_check_title(void);
 SHIM_HIDDEN void process_after_fork_child(void);
-
-/* syscalls without going through our own wrappers */
-SHIM_HIDDEN pid_t shim_gettid(void);
-SHIM_HIDDEN int shim_ioprio_get(pid_t tid);
-SHIM_HIDDEN int shim_ioprio_set(pid_t tid, int ioprio);
-SHIM_HIDDEN void shim_get_own_name(char name[16]);
 
 /*
  * Called at the top of every wrapped I/O function. In the steady state it costs two TLS

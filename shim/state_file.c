@@ -8,30 +8,25 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "shim.h"
 #include "state_file.h"
+#include "sys.h"
 
-#define PATH_LEN 256
+/* The directory (at most STATE_DIR_MAX - 1), "/.", pid, ".", tid, ".tmp" and a NUL. */
+#define PATH_LEN (STATE_DIR_MAX + 32)
 
-static char state_dir[PATH_LEN - 40];   /* "" : publishing is off */
-static pid_t state_owner;                /* the pid whose file this memory wrote */
+static const char *state_dir;   /* shim.cfg.state_dir once it is usable; NULL: off */
+static pid_t state_owner;       /* the pid whose file this memory wrote */
 
 void state_file_init(void)
 {
-	const char *dir = getenv(STATE_FILE_DIR_ENV);
+	const char *dir = shim.cfg.state_dir;
 
-	if (!dir)
-		dir = STATE_FILE_DEFAULT_DIR;
 	/* No directory, no publishing: one syscall now instead of a failed open per change. */
-	if (!*dir || strlen(dir) >= sizeof(state_dir) ||
-	    syscall(SYS_faccessat, AT_FDCWD, dir, W_OK | X_OK, 0) != 0)
-		return;
-	memcpy(state_dir, dir, strlen(dir) + 1);
+	if (dir[0] && sys_call(SYS_faccessat, AT_FDCWD, dir, W_OK | X_OK, 0) == 0)
+		state_dir = dir;
 }
 
 /* Tiny appenders for a fixed buffer; they stop quietly at its end. */
@@ -75,13 +70,8 @@ static void put_path(struct out *o, const char *prefix, pid_t pid, pid_t tid)
 static unsigned long long own_starttime(void)
 {
 	char buf[1024];
-	long fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/stat", O_RDONLY | O_CLOEXEC);
-	long n;
+	long n = sys_read_text("/proc/self/stat", buf, sizeof(buf));
 
-	if (fd < 0)
-		return 0;
-	n = syscall(SYS_read, (int)fd, buf, sizeof(buf));
-	syscall(SYS_close, (int)fd);
 	return n > 0 ? state_file_starttime(buf, (unsigned long)n) : 0;
 }
 
@@ -110,7 +100,6 @@ static void count_threads(const struct state_table *t, unsigned counts[2][4])
 
 static void format_state(struct out *o, pid_t pid)
 {
-	static const char *const classes[4] = { "none", "rt", "be", "idle" };
 	unsigned counts[2][4] = { { 0 } };
 
 	count_threads(shim.table, counts);
@@ -127,7 +116,7 @@ static void format_state(struct out *o, pid_t pid)
 				continue;
 			put_str(o, "threads ");
 			put_str(o, t ? "high " : "low ");
-			put_str(o, classes[c]);
+			put_str(o, ioprio_class_name((unsigned)c));
 			put_str(o, " ");
 			put_num(o, counts[t][c]);
 			put_str(o, "\n");
@@ -141,10 +130,10 @@ static void publish(void)
 	pid_t pid, tid;
 	long fd, len, ok;
 
-	if (!state_dir[0] || !shim.table)
+	if (!state_dir || !shim.table)
 		return;
-	pid = (pid_t)syscall(SYS_getpid);
-	tid = (pid_t)syscall(SYS_gettid);
+	pid = sys_getpid();
+	tid = sys_gettid();
 	o = (struct out){ tmp, tmp + sizeof(tmp) - 1 };
 	put_path(&o, "/.", pid, tid);
 	o = (struct out){ final, final + sizeof(final) - 1 };
@@ -153,16 +142,16 @@ static void publish(void)
 	format_state(&o, pid);
 	len = o.p - text;
 
-	fd = syscall(SYS_openat, AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-		     0644);
+	fd = sys_call(SYS_openat, AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+		      0644);
 	if (fd < 0)
 		return;
-	ok = syscall(SYS_write, (int)fd, text, (size_t)len) == len;
-	syscall(SYS_close, (int)fd);
-	if (ok && syscall(SYS_renameat, AT_FDCWD, tmp, AT_FDCWD, final) == 0)
+	ok = sys_call(SYS_write, fd, text, len) == len;
+	sys_close((int)fd);
+	if (ok && sys_call(SYS_renameat, AT_FDCWD, tmp, AT_FDCWD, final) == 0)
 		state_owner = pid;
 	else
-		syscall(SYS_unlinkat, AT_FDCWD, tmp, 0);
+		sys_call(SYS_unlinkat, AT_FDCWD, tmp, 0);
 }
 
 /* The program never sees the shim's errno: a failed publish is silent. */
@@ -180,10 +169,10 @@ void state_file_remove(void)
 	struct out o = { final, final + sizeof(final) - 1 };
 	int saved = errno;
 
-	if (!state_dir[0] || !state_owner || (pid_t)syscall(SYS_getpid) != state_owner)
+	if (!state_dir || !state_owner || sys_getpid() != state_owner)
 		return;
 	put_path(&o, "/", state_owner, 0);
-	syscall(SYS_unlinkat, AT_FDCWD, final, 0);
+	sys_call(SYS_unlinkat, AT_FDCWD, final, 0);
 	state_owner = 0;
 	errno = saved;
 }

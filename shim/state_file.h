@@ -18,7 +18,7 @@
 #ifndef IOTIER_STATE_FILE_H
 #define IOTIER_STATE_FILE_H
 
-#define STATE_FILE_DIR_ENV "IOTIER_STATE_DIR"
+#define STATE_FILE_DIR_ENV "IOTIER_STATE_DIR"   /* a setting: shim/settings.def */
 #define STATE_FILE_DEFAULT_DIR "/run/iotier"
 #define STATE_FILE_DIR_MODE 01733  /* everyone may add a file, only its owner may remove it */
 #define STATE_FILE_MAGIC "iotier-shim-state 1"
@@ -46,7 +46,8 @@ static inline unsigned long long state_file_starttime(const char *stat, unsigned
 
 /* The shim's side (state_file.c), hidden in libiotier.so. */
 #define STATE_FILE_HIDDEN __attribute__((visibility("hidden")))
-/* Read the directory setting once; called from init, where getenv is safe. */
+/* Take IOTIER_STATE_DIR from the loaded configuration (ignored in secure mode, like every
+ * setting: a set-user-ID program never writes where its caller says). */
 STATE_FILE_HIDDEN void state_file_init(void);
 /* Rewrite this process's file; raw syscalls, no allocation, no lock: callable anywhere. */
 STATE_FILE_HIDDEN void state_file_publish(void);

@@ -16,38 +16,13 @@
 #include "cgroup_tier.h"
 #include "state_file.h"
 #include "shim.h"
-
-struct shim_globals shim;
-SHIM_TLS struct state_slot *self_slot;
-SHIM_TLS int in_shim;
-SHIM_TLS unsigned io_calls;
+#include "fork.h"
 
 /* Given to threads the shim does not track (disabled, or table full): never dirty. */
 static struct state_slot inert_slot;
 
 #define ATOMIC_U32(field) ((_Atomic uint32_t *)&(field))
 #define ATOMIC_S32(field) ((_Atomic int32_t *)&(field))
-
-pid_t shim_gettid(void)
-{
-	return (pid_t)syscall(SYS_gettid);
-}
-
-int shim_ioprio_get(pid_t tid)
-{
-	return (int)syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, tid);
-}
-
-int shim_ioprio_set(pid_t tid, int ioprio)
-{
-	return (int)syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, tid, ioprio);
-}
-
-void shim_get_own_name(char name[16])
-{
-	memset(name, 0, 16);
-	syscall(SYS_prctl, PR_GET_NAME, name, 0, 0, 0);
-}
 
 bool slot_is_inert(const struct state_slot *slot)
 {
@@ -189,15 +164,11 @@ static void slot_load_name(struct state_slot *slot, char name[16])
 
 void slot_set_name(struct state_slot *slot, const char *name)
 {
-	/* A vfork() child renaming itself must not write into its parent's records. */
-	if (!slot || slot == &inert_slot || !shim_fork_check())
+	if (!slot || slot == &inert_slot)
 		return;
 	slot_store_name(slot, name);
 	atomic_store(ATOMIC_U32(slot->dirty), 1);
 	thread_reevaluate(slot);
-	/* The main thread's name is the process name that comm: rules match. */
-	if (shim.process_rules && atomic_load(ATOMIC_S32(slot->tid)) == getpid())
-		process_identity_refresh();
 }
 
 void slot_prefill_name(struct state_slot *slot, const char *name)
@@ -233,7 +204,7 @@ static int apply_tier(struct state_slot *slot, pid_t tid, enum iotier_tier tier)
 	 * overriding it, so that "its old priority back" means the one it really had.
 	 */
 	if (slot->applied_ioprio == slot->base_ioprio && desired_ioprio(slot, tier) != slot->base_ioprio) {
-		current = shim_ioprio_get(tid);
+		current = sys_ioprio_get(tid);
 		if (current >= 0)
 			slot->base_ioprio = slot->applied_ioprio = current;
 	}
@@ -241,7 +212,7 @@ static int apply_tier(struct state_slot *slot, pid_t tid, enum iotier_tier tier)
 
 	if (want < 0 || want == slot->applied_ioprio)
 		return 0;
-	if (shim_ioprio_set(tid, want) == 0) {
+	if (sys_ioprio_set(tid, want) == 0) {
 		slot->applied_ioprio = want;
 		return 0;
 	}
@@ -346,30 +317,28 @@ int threads_init(void)
 void thread_start_tracking(struct state_slot *slot)
 {
 	if (slot->base_ioprio < 0) {
-		slot->base_ioprio = shim_ioprio_get(0);
+		slot->base_ioprio = sys_ioprio_get(0);
 		slot->applied_ioprio = slot->base_ioprio;
 	}
 	if (!slot->name[0]) {
 		char name[16];
 
-		shim_get_own_name(name);
+		sys_get_own_name(name);
 		slot_store_name(slot, name);
 	}
 	self_slot = slot;
 	pthread_setspecific(shim.exit_key, slot);
-	atomic_store(ATOMIC_S32(slot->tid), shim_gettid());
+	atomic_store(ATOMIC_S32(slot->tid), sys_gettid());
 	atomic_store(ATOMIC_U32(slot->dirty), 1);
 	thread_reevaluate(slot);
 }
 
-struct state_slot *thread_attach_self(void)
+struct state_slot *thread_attach_current(void)
 {
 	struct state_slot *slot;
 
-	if (in_shim)
+	if (in_shim || atomic_load(&shim.status) == SHIM_UNINITIALISED)
 		return NULL;
-	if (atomic_load(&shim.status) == SHIM_UNINITIALISED)
-		shim_init();
 	if (atomic_load(&shim.status) != SHIM_ACTIVE) {
 		self_slot = &inert_slot;
 		return self_slot;
@@ -400,7 +369,7 @@ void threads_after_fork_child(void)
 	}
 	table->header.pid = getpid();
 	if (self && self != &inert_slot) {
-		atomic_store(ATOMIC_S32(self->tid), shim_gettid());
+		atomic_store(ATOMIC_S32(self->tid), sys_gettid());
 		atomic_store(ATOMIC_U32(self->busy), 0); /* held by a thread that no longer exists */
 	}
 }

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "low_paths.h"
+#include "fork.h"
 #include "real.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -459,7 +460,7 @@ static uint64_t stamp_iocbs(long nr, struct iocb **ios)
 	struct iocb *ptrs[IOCB_BATCH], cbs[IOCB_BATCH];
 	struct iovec local[IOCB_BATCH], remote[IOCB_BATCH];
 	int ioprio = shim.cfg.low_ioprio, saved = errno;
-	pid_t self = (pid_t)syscall(SYS_getpid);
+	pid_t self = (pid_t)sys_call(SYS_getpid);
 	uint64_t bytes = 0;
 
 	if (atomic_load_explicit(&vm_copy_refused, memory_order_relaxed))
@@ -468,7 +469,7 @@ static uint64_t stamp_iocbs(long nr, struct iocb **ios)
 		long n = nr - done < IOCB_BATCH ? nr - done : IOCB_BATCH, m = 0, ok, w = 0;
 		struct iovec pl = { ptrs, (size_t)n * sizeof(ptrs[0]) };
 		struct iovec pr = { ios + done, (size_t)n * sizeof(ptrs[0]) };
-		ssize_t got = syscall(SYS_process_vm_readv, self, &pl, 1UL, &pr, 1UL, 0UL);
+		ssize_t got = sys_call(SYS_process_vm_readv, self, &pl, 1UL, &pr, 1UL, 0UL);
 
 		if (got < 0 && errno != EFAULT) {
 			atomic_store_explicit(&vm_copy_refused, true, memory_order_relaxed);
@@ -481,7 +482,7 @@ static uint64_t stamp_iocbs(long nr, struct iocb **ios)
 			remote[m] = (struct iovec){ ptrs[m], sizeof(cbs[m]) };
 			m++;
 		}
-		got = m ? syscall(SYS_process_vm_readv, self, local, (unsigned long)m, remote,
+		got = m ? sys_call(SYS_process_vm_readv, self, local, (unsigned long)m, remote,
 				  (unsigned long)m, 0UL) : 0;
 		ok = got < 0 ? 0 : got / (ssize_t)sizeof(cbs[0]);
 		/* Write back only the iocbs that changed, packed at the front of the iovecs. */
@@ -492,7 +493,7 @@ static uint64_t stamp_iocbs(long nr, struct iocb **ios)
 				w++;
 			}
 		if (w)
-			syscall(SYS_process_vm_writev, self, local, (unsigned long)w, remote,
+			sys_call(SYS_process_vm_writev, self, local, (unsigned long)w, remote,
 				(unsigned long)w, 0UL);
 		if (ok < n || n < IOCB_BATCH)
 			break; /* a bad pointer, a bad iocb, or the end */
@@ -525,36 +526,12 @@ EXPORT int io_submit(unsigned long ctx, long nr, struct iocb **ios)
 
 /* ---- syscall() ----------------------------------------------------------------------- */
 
-/* If dlsym cannot find libc's syscall(), the shim's own raw calls must still work. */
-static long raw_syscall6(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
-{
-#if defined(__x86_64__)
-	register long r10 __asm__("r10") = a4;
-	register long r8 __asm__("r8") = a5;
-	register long r9 __asm__("r9") = a6;
-	long ret;
-
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "a"(nr), "D"(a1), "S"(a2), "d"(a3), "r"(r10), "r"(r8), "r"(r9)
-			 : "rcx", "r11", "memory");
-	if (ret < 0 && ret > -4096) {
-		errno = (int)-ret;
-		return -1;
-	}
-	return ret;
-#else
-	(void)nr, (void)a1, (void)a2, (void)a3, (void)a4, (void)a5, (void)a6;
-	errno = ENOSYS;
-	return -1;
-#endif
-}
-
+/* The program's own syscall() goes to libc's, as it would without the shim. */
 static long real_syscall6(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
 {
 	long (*fn)(long, ...) = REAL(syscall);
 
-	return fn ? fn(nr, a1, a2, a3, a4, a5, a6) : raw_syscall6(nr, a1, a2, a3, a4, a5, a6);
+	return fn ? fn(nr, a1, a2, a3, a4, a5, a6) : sys_call6(nr, a1, a2, a3, a4, a5, a6);
 }
 
 /*

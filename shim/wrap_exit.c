@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "cgroup_tier.h"
-#include "shim.h"
 #include "state_file.h"
+#include "sys.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -20,7 +20,7 @@ static __attribute__((noreturn)) void exit_now(int status)
 	cgroup_tier_exit();
 	state_file_remove();
 	for (;;)
-		syscall(SYS_exit_group, status);
+		sys_call(SYS_exit_group, status);
 }
 
 EXPORT void _exit(int status)

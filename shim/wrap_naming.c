@@ -3,15 +3,9 @@
  * wrap_naming.c: every way a thread can get a name, so that its tier follows before its
  * next I/O: prctl(PR_SET_NAME) and pthread_setname_np() on itself, pthread_setname_np() on
  * another thread (how RocksDB names its pool threads: the creator names the new one), and
- * a write to /proc/self/task/TID/comm, by open()+write() or by fopen()+fprintf().
+ * a write to /proc/self/task/TID/comm, by open()+write() or by fopen()+fprintf(). The opens
+ * and closes themselves are wrap_fd.c's: it tells this file about comm fds (naming.h).
  */
-/*
- * We define both pread and pread64 (open and open64, ...); meson's -D_FILE_OFFSET_BITS=64
- * would make the headers rename our pread into pread64. On LP64 both are the same ABI.
- */
-#undef _FILE_OFFSET_BITS
-
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +13,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "low_paths.h"
+#include "fork.h"
 #include "naming.h"
 #include "real.h"
 
@@ -52,7 +46,7 @@ static pid_t comm_path_tid(const char *path)
 		return 0;
 	p = path + 6;
 	if (!strcmp(p, "thread-self/comm"))
-		return shim_gettid();
+		return sys_gettid();
 	if (!strncmp(p, "self/", 5)) {
 		p += 5;
 		pid = getpid();
@@ -70,7 +64,7 @@ static pid_t comm_path_tid(const char *path)
 	return tid > 0 && !strcmp(p, "comm") ? (pid_t)tid : 0;
 }
 
-static void comm_fd_track(int fd, const char *path, int writable)
+void comm_fd_opened(int fd, const char *path, int writable)
 {
 	pid_t tid;
 
@@ -81,13 +75,26 @@ static void comm_fd_track(int fd, const char *path, int writable)
 }
 
 /* Called only for a watched fd; a vfork child shares the table and leaves it alone. */
-static void comm_fd_forget(int fd)
+void comm_fd_forget(int fd)
 {
 	int saved = errno;
 
 	if ((unsigned)fd < COMM_FD_MAX && !shim_memory_borrowed())
 		atomic_store_explicit(&comm_fd_tid[fd], 0, memory_order_relaxed);
 	errno = saved;
+}
+
+/*
+ * @slot's thread has a new name. A vfork() child renaming itself must not write into its
+ * parent's records; the main thread's name is the process name that comm: rules match.
+ */
+static void thread_renamed(struct state_slot *slot, const char *name)
+{
+	if (!slot || slot_is_inert(slot) || !shim_fork_check())
+		return;
+	slot_set_name(slot, name);
+	if (shim.process_rules && __atomic_load_n(&slot->tid, __ATOMIC_RELAXED) == getpid())
+		process_identity_refresh();
 }
 
 /* The kernel may keep a trailing newline in the name, so ask it rather than guess. */
@@ -104,13 +111,13 @@ void comm_fd_written(int fd)
 	if (!slot)
 		return;
 	snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)tid);
-	if (config_read_file(path, buf, sizeof(buf)) < 0)
+	if (sys_read_file(path, buf, sizeof(buf)) < 0)
 		return;
 	len = strlen(buf);
 	if (len && buf[len - 1] == '\n')
 		buf[--len] = '\0';
 	buf[15] = '\0';
-	slot_set_name(slot, buf);
+	thread_renamed(slot, buf);
 }
 
 /* The calling thread's record, attaching it if this is its first contact with the shim. */
@@ -141,7 +148,7 @@ EXPORT int prctl(int option, ...)
 		char name[16] = { 0 };
 
 		strncpy(name, (const char *)arg2, 15); /* the kernel truncates the same way */
-		slot_set_name(self_record(), name);
+		thread_renamed(self_record(), name);
 	} else if (option == PR_SET_MM && atomic_load(&shim.status) == SHIM_ACTIVE) {
 		process_identity_init(); /* the argument area may have moved */
 	}
@@ -162,170 +169,7 @@ EXPORT int pthread_setname_np(pthread_t thread, const char *name)
 		slot = self_record();
 	else
 		slot = atomic_load(&shim.status) == SHIM_ACTIVE ? slot_find_handle(thread) : NULL;
-	slot_set_name(slot, name);
+	thread_renamed(slot, name);
 	errno = saved;
 	return ret;
 }
-
-static int open_needs_mode(int flags)
-{
-	return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE;
-}
-
-static int writable(int flags)
-{
-	return (flags & O_ACCMODE) != O_RDONLY;
-}
-
-EXPORT int open(const char *path, int flags, ...)
-{
-	mode_t mode = 0;
-	va_list ap;
-	int fd;
-
-	if (open_needs_mode(flags)) {
-		va_start(ap, flags);
-		mode = va_arg(ap, mode_t);
-		va_end(ap);
-	}
-	fd = REAL(open)(path, flags, mode);
-	if (fd >= 0 && !in_shim) {
-		comm_fd_track(fd, path, writable(flags));
-		low_paths_after_open(fd, path);
-	}
-	return fd;
-}
-
-EXPORT int openat(int dirfd, const char *path, int flags, ...)
-{
-	mode_t mode = 0;
-	va_list ap;
-	int fd;
-
-	if (open_needs_mode(flags)) {
-		va_start(ap, flags);
-		mode = va_arg(ap, mode_t);
-		va_end(ap);
-	}
-	fd = REAL(openat)(dirfd, path, flags, mode);
-	if (fd >= 0 && !in_shim) {
-		if (path[0] == '/')
-			comm_fd_track(fd, path, writable(flags));
-		low_paths_after_open(fd, path); /* relative: matched as given */
-	}
-	return fd;
-}
-
-/* creat() opens through libc's internal open: a drop-behind log may be created this way. */
-EXPORT int creat(const char *path, mode_t mode)
-{
-	int fd = REAL(creat) ? REAL(creat)(path, mode)
-			     : REAL(open)(path, O_CREAT | O_WRONLY | O_TRUNC, mode);
-
-	if (fd >= 0 && !in_shim)
-		low_paths_after_open(fd, path);
-	return fd;
-}
-
-/* _FORTIFY_SOURCE versions, used when the flags are not a compile-time constant. */
-EXPORT int __open_2(const char *path, int flags)
-{
-	int fd = REAL(__open_2) ? REAL(__open_2)(path, flags) : REAL(open)(path, flags);
-
-	if (fd >= 0 && !in_shim) {
-		comm_fd_track(fd, path, writable(flags));
-		low_paths_after_open(fd, path);
-	}
-	return fd;
-}
-
-EXPORT int __openat_2(int dirfd, const char *path, int flags)
-{
-	int fd = REAL(__openat_2) ? REAL(__openat_2)(dirfd, path, flags)
-				  : REAL(openat)(dirfd, path, flags);
-
-	if (fd >= 0 && !in_shim) {
-		if (path[0] == '/')
-			comm_fd_track(fd, path, writable(flags));
-		low_paths_after_open(fd, path);
-	}
-	return fd;
-}
-
-EXPORT FILE *fopen(const char *path, const char *mode)
-{
-	FILE *fp = REAL(fopen)(path, mode);
-
-	if (fp && !in_shim && mode) {
-		comm_fd_track(fileno(fp), path, strpbrk(mode, "wa+") != NULL);
-		low_paths_after_open(fileno(fp), path);
-	}
-	return fp;
-}
-
-EXPORT int fflush(FILE *fp)
-{
-	int ret = REAL(fflush)(fp), fd;
-
-	if (fp && !in_shim && (fd = fileno(fp)) >= 0 && comm_fd_watched(fd)) {
-		int saved = errno;
-
-		comm_fd_written(fd);
-		errno = saved;
-	}
-	return ret;
-}
-
-EXPORT int fclose(FILE *fp)
-{
-	int fd = fp ? fileno(fp) : -1, watched = fd >= 0 && comm_fd_watched(fd), ret;
-	int flush_err = 0;
-
-	if (fd >= 0 && !in_shim && (unsigned)fd < PATH_FD_MAX &&
-	    (atomic_load_explicit(&fd_paths[fd].flags, memory_order_relaxed) & FD_DROP)) {
-		int saved = errno;
-
-		/*
-		 * stdio's own writes: the drop at close must see their pages. A failed flush
-		 * is the program's write error (ENOSPC on a full log disk): fclose would have
-		 * reported it, and after this flush its own flush finds nothing left to fail.
-		 */
-		if (REAL(fflush)(fp) != 0)
-			flush_err = errno ? errno : EIO;
-		errno = saved;
-	}
-	if (fd >= 0 && !in_shim)
-		low_paths_before_close(fd);
-	ret = REAL(fclose)(fp); /* stdio writes the buffered name here, through libc's own write */
-	if (flush_err && ret == 0) {
-		ret = EOF;
-		errno = flush_err;
-	}
-	if (watched) {
-		int saved = errno;
-
-		if (!in_shim)
-			comm_fd_written(fd);
-		comm_fd_forget(fd);
-		errno = saved;
-	}
-	return ret;
-}
-
-EXPORT int close(int fd)
-{
-	if (unlikely(comm_fd_watched(fd)))
-		comm_fd_forget(fd);
-	if (likely(!in_shim)) {
-		low_paths_before_close(fd);
-		uring_fd_closing(fd);
-	}
-	return REAL(close)(fd);
-}
-
-__typeof__(open) open64 __attribute__((alias("open"), visibility("default")));
-__typeof__(openat) openat64 __attribute__((alias("openat"), visibility("default")));
-__typeof__(__open_2) __open64_2 __attribute__((alias("__open_2"), visibility("default")));
-__typeof__(__openat_2) __openat64_2 __attribute__((alias("__openat_2"), visibility("default")));
-__typeof__(creat) creat64 __attribute__((alias("creat"), visibility("default")));
-__typeof__(fopen) fopen64 __attribute__((alias("fopen"), visibility("default")));

@@ -50,7 +50,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "loopdev.h"
+#include "run_capture.h"
+#include "small_file.h"
 #include "test_env.h"
 
 #define DEV_BYTES (64u << 20)
@@ -58,8 +61,6 @@
 static const char *iotier;
 static struct loopdev dev;
 
-#define FAIL(...) do { fprintf(stderr, "FAIL: " __VA_ARGS__); fputc('\n', stderr); \
-	return T_EXIT_FAIL; } while (0)
 
 /* ---- the tracer as a child process ---- */
 
@@ -204,6 +205,29 @@ static int run_loads(struct load *loads, size_t n)
 	return 0;
 }
 
+/*
+ * Trace @n loads with `iotier lat @extra`: start the tracer, run the loads, give the last
+ * completion's handler @settle_ms to finish (no timing is asserted) and stop it. Returns 0
+ * with the tracer's output in *@out, or says what failed and returns T_EXIT_FAIL.
+ */
+static int trace_loads(const char *const *extra, struct load *loads, size_t n,
+		       unsigned settle_ms, char **out)
+{
+	struct tracer t;
+	int ret, st;
+
+	if (tracer_start(&t, extra) < 0)
+		return test_fail("iotier lat did not start");
+	ret = run_loads(loads, n);
+	usleep(settle_ms * 1000);
+	st = tracer_stop(&t, out);
+	if (ret)
+		return test_fail("load failed");
+	if (st != 0)
+		return test_fail("iotier lat exited %d", st);
+	return 0;
+}
+
 /* ---- checking the JSON ---- */
 
 static json_t *last_report(const char *text)
@@ -266,13 +290,14 @@ static int check_rows_sane(json_t *report)
 
 		for (size_t k = 1; k < sizeof(order) / sizeof(order[0]); k++)
 			if (geti(lat, order[k - 1]) > geti(lat, order[k]))
-				FAIL("row %zu: %s %lld > %s %lld", i, order[k - 1], geti(lat, order[k - 1]),
-				     order[k], geti(lat, order[k]));
+				return test_fail("row %zu: %s %lld > %s %lld", i, order[k - 1],
+						 geti(lat, order[k - 1]), order[k],
+						 geti(lat, order[k]));
 		if (geti(row, "count") > 0 && geti(lat, "max") <= 0)
-			FAIL("row %zu: no latency measured", i);
+			return test_fail("row %zu: no latency measured", i);
 		if (geti(row, "lat_count") != geti(row, "count"))
-			FAIL("row %zu: lat_count %lld != count %lld", i, geti(row, "lat_count"),
-			     geti(row, "count"));
+			return test_fail("row %zu: lat_count %lld != count %lld", i,
+					 geti(row, "lat_count"), geti(row, "count"));
 	}
 	return T_EXIT_PASS;
 }
@@ -282,22 +307,25 @@ static int expect_row(json_t *report, const char *ioclass, int level, const stru
 	json_t *row = find_row(report, "read", ioclass, level);
 
 	if (!row)
-		FAIL("no read row for %s:%d (expected %u requests)", ioclass, level, l->count);
+		return test_fail("no read row for %s:%d (expected %u requests)", ioclass, level,
+				 l->count);
 	if (geti(row, "count") != (long long)l->count)
-		FAIL("%s:%d read count %lld, expected %u", ioclass, level, geti(row, "count"), l->count);
+		return test_fail("%s:%d read count %lld, expected %u", ioclass, level,
+				 geti(row, "count"), l->count);
 	if (geti(row, "bytes") != (long long)(l->count * l->size))
-		FAIL("%s:%d read bytes %lld, expected %zu", ioclass, level, geti(row, "bytes"),
-		     l->count * l->size);
+		return test_fail("%s:%d read bytes %lld, expected %zu", ioclass, level,
+				 geti(row, "bytes"), l->count * l->size);
 	return T_EXIT_PASS;
 }
 
 static int check_drained(json_t *report)
 {
 	if (geti(report, "inflight") != 0)
-		FAIL("in-flight map holds %lld requests after the load stopped",
-		     geti(report, "inflight"));
+		return test_fail("in-flight map holds %lld requests after the load stopped",
+				 geti(report, "inflight"));
 	if (geti(report, "drops") != 0 || geti(report, "hist_drops") != 0)
-		FAIL("drops %lld, hist_drops %lld", geti(report, "drops"), geti(report, "hist_drops"));
+		return test_fail("drops %lld, hist_drops %lld", geti(report, "drops"),
+				 geti(report, "hist_drops"));
 	return T_EXIT_PASS;
 }
 
@@ -311,27 +339,20 @@ static int mode_exact(const char *attach)
 		{ IOPRIO_CLASS_RT, 0, 11, 16384, 32 << 20, 0 },
 	};
 	const char *extra[] = { "--format", "json", "--attach", attach, NULL };
-	struct tracer t;
 	char *out = NULL;
 	json_t *rep;
-	int ret, st;
+	int ret;
 
-	if (tracer_start(&t, extra) < 0)
-		FAIL("iotier lat did not start");
-	ret = run_loads(loads, 3);
-	/* Let the last completion's handler finish; no timing is asserted. */
-	usleep(100 * 1000);
-	st = tracer_stop(&t, &out);
+	ret = trace_loads(extra, loads, 3, 100, &out);
 	if (ret)
-		FAIL("load failed");
-	if (st != 0)
-		FAIL("iotier lat exited %d", st);
+		return ret;
 	rep = last_report(out);
 	if (!rep)
-		FAIL("no JSON report in: %s", out);
+		return test_fail("no JSON report in: %s", out);
 	printf("%s", out);
 	if (strcmp(json_string_value(json_object_get(rep, "attach")), attach) && strcmp(attach, "auto"))
-		FAIL("attach is %s, asked %s", json_string_value(json_object_get(rep, "attach")), attach);
+		return test_fail("attach is %s, asked %s",
+				 json_string_value(json_object_get(rep, "attach")), attach);
 	ret = expect_row(rep, "idle", 0, &loads[0]);
 	if (!ret)
 		ret = expect_row(rep, "be", 3, &loads[1]);
@@ -375,34 +396,24 @@ static pid_t spawn_loader(struct load *l, int *go, bool via_child)
 	return pid;
 }
 
-static int write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, text, strlen(text)) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
 /*
- * The cgroup mode's iotier-lat-test.<pid> directory, removed on every way out we can catch:
- * return, exit() (atexit) and SIGTERM/SIGINT/SIGHUP (a meson timeout sends SIGTERM). Only
+ * The cgroup mode's iotier-lat-test.<pid> directory, removed on every way out we can catch
+ * by a registered cleanup (cleanup.h: return, exit() and the signals that end a process; a
+ * meson timeout sends SIGTERM). Only
  * async-signal-safe calls: the cgroup's processes are killed through cgroup.kill (and the
  * loader we moved there by pid), reaped, and the directory removed once it is empty.
  */
 static char cg_dir[PATH_MAX];
 static volatile pid_t cg_loader = -1, cg_tracer = -1;
 
-static void cgroup_cleanup(void)
+static void cgroup_cleanup(void *unused)
 {
 	char path[PATH_MAX + 16];
 	struct timespec ms10 = { 0, 10 * 1000 * 1000 };
 	size_t n = strlen(cg_dir);
 	int fd;
 
+	(void)unused;
 	if (!cg_dir[0])
 		return;
 	if (cg_tracer > 0) { /* interrupted: the iotier lat we started would outlive us */
@@ -432,13 +443,6 @@ static void cgroup_cleanup(void)
 	cg_dir[0] = '\0';
 }
 
-static void cgroup_on_signal(int sig)
-{
-	cgroup_cleanup();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
 /*
  * Two processes read the same device at the same class and level at the same time; the
  * tracer, filtered by @how ("pid", "children" or "cgroup"), must count only the first.
@@ -466,10 +470,7 @@ static int mode_isolation(const char *how)
 		if (mkdir(cgdir, 0755) < 0)
 			return test_skip("cannot create a cgroup v2 directory");
 		snprintf(cg_dir, sizeof(cg_dir), "%s", cgdir);
-		atexit(cgroup_cleanup);
-		signal(SIGTERM, cgroup_on_signal);
-		signal(SIGINT, cgroup_on_signal);
-		signal(SIGHUP, cgroup_on_signal);
+		test_cleanup_add(cgroup_cleanup, NULL);
 	}
 	p1 = spawn_loader(&mine, &go_mine, children);
 	p2 = spawn_loader(&other, &go_other, false);
@@ -541,7 +542,7 @@ out:
 	free(out);
 	cg_loader = -1; /* reaped above */
 	if (cgdir[0])
-		cgroup_cleanup();
+		cgroup_cleanup(NULL);
 	return ret;
 }
 
@@ -567,7 +568,7 @@ static int mode_drops(bool by_pid)
 
 	snprintf(self, sizeof(self), "%d", getpid());
 	if (tracer_start(&t, extra) < 0)
-		FAIL("iotier lat did not start");
+		return test_fail("iotier lat did not start");
 	for (int k = 0; k < THREADS; k++) {
 		loads[k] = (struct load){ IOPRIO_CLASS_BE, 5, EACH, 4096, (off_t)k * (8 << 20), 0 };
 		pthread_create(&th[k], NULL, spin_reads, &loads[k]);
@@ -579,22 +580,23 @@ static int mode_drops(bool by_pid)
 	usleep(100 * 1000);
 	st = tracer_stop(&t, &out);
 	if (failed)
-		FAIL("reads failed with a full in-flight map: I/O must never stall or fail");
+		return test_fail("reads failed with a full in-flight map: I/O must never stall or fail");
 	if (st != 0)
-		FAIL("iotier lat exited %d", st);
+		return test_fail("iotier lat exited %d", st);
 	rep = last_report(out);
 	if (!rep)
-		FAIL("no JSON report");
+		return test_fail("no JSON report");
 	printf("%s", out);
 	json_array_foreach(json_object_get(rep, "rows"), i, row)
 		if (!strcmp(json_string_value(json_object_get(row, "class")), "be") &&
 		    geti(row, "level") == 5)
 			counted += geti(row, "count");
 	if (counted + geti(rep, "drops") != THREADS * EACH)
-		FAIL("counted %lld + dropped %lld != %d requests issued", counted, geti(rep, "drops"),
-		     THREADS * EACH);
+		return test_fail("counted %lld + dropped %lld != %d requests issued", counted,
+				 geti(rep, "drops"), THREADS * EACH);
 	if (geti(rep, "inflight") != 0)
-		FAIL("in-flight map holds %lld requests after the load", geti(rep, "inflight"));
+		return test_fail("in-flight map holds %lld requests after the load",
+				 geti(rep, "inflight"));
 	json_decref(rep);
 	free(out);
 	return T_EXIT_PASS;
@@ -605,26 +607,23 @@ static int mode_text(void)
 	struct load loads[] = { { IOPRIO_CLASS_IDLE, 0, 9, 4096, 0, 0 } };
 	const char *extra[] = { "-H", NULL };
 	char *out = NULL, want[128];
-	struct tracer t;
 	int st;
 
-	if (tracer_start(&t, extra) < 0)
-		FAIL("iotier lat did not start");
-	st = run_loads(loads, 1);
-	usleep(100 * 1000);
-	if (tracer_stop(&t, &out) != 0 || st)
-		FAIL("iotier lat or the load failed");
+	st = trace_loads(extra, loads, 1, 100, &out);
+	if (st)
+		return st;
 	printf("%s", out);
 	snprintf(want, sizeof(want), "%-10s %-7s %-7s %9u ", dev.name, "read", "idle:0", 9);
 	if (!strstr(out, "DEVICE") || !strstr(out, "P99.9") || !strstr(out, want))
-		FAIL("no row '%s' under a header", want);
+		return test_fail("no row '%s' under a header", want);
 	if (!strstr(out, "distribution") || !strstr(out, "|*"))
-		FAIL("no histogram bars with -H");
+		return test_fail("no histogram bars with -H");
 	free(out);
 	return T_EXIT_PASS;
 }
 
-static int run_capture(const char *cmd, const char *input)
+/* Run shell command @cmd with @input on its stdin; its wait status. */
+static int pipe_into(const char *cmd, const char *input)
 {
 	FILE *p = popen(cmd, "w");
 
@@ -641,28 +640,24 @@ static int mode_prom(void)
 		{ IOPRIO_CLASS_BE, 0, 17, 4096, 16 << 20, 0 },
 	};
 	const char *extra[] = { "--format", "prom", NULL };
-	struct tracer t;
 	char *out = NULL, want[256];
 	int st;
 
-	if (tracer_start(&t, extra) < 0)
-		FAIL("iotier lat did not start");
-	st = run_loads(loads, 2);
-	usleep(100 * 1000);
-	if (tracer_stop(&t, &out) != 0 || st)
-		FAIL("iotier lat or the load failed");
+	st = trace_loads(extra, loads, 2, 100, &out);
+	if (st)
+		return st;
 	printf("%s", out);
-	st = run_capture("promtool check metrics", out);
+	st = pipe_into("promtool check metrics", out);
 	if (st != 0)
-		FAIL("promtool check metrics rejected the output (status %d)", st);
+		return test_fail("promtool check metrics rejected the output (status %d)", st);
 	snprintf(want, sizeof(want), "iotier_block_queue_latency_seconds_bucket{device=\"%s\","
 		 "op=\"read\",class=\"idle\",level=\"7\",le=\"+Inf\"} 13\n", dev.name);
 	if (!strstr(out, want))
-		FAIL("missing: %s", want);
+		return test_fail("missing: %s", want);
 	snprintf(want, sizeof(want), "iotier_block_bytes_total{device=\"%s\",op=\"read\","
 		 "class=\"be\",level=\"0\"} %u\n", dev.name, 17 * 4096);
 	if (!strstr(out, want))
-		FAIL("missing: %s", want);
+		return test_fail("missing: %s", want);
 	free(out);
 	return T_EXIT_PASS;
 }
@@ -673,27 +668,17 @@ static int mode_schema(const char *schema)
 	const char *extra[] = { "--format", "json", "--interval", "0.2", "--by", "class", NULL };
 	const char *extra2[] = { "--format", "json", "--device", NULL };
 	char cmd[PATH_MAX + 256], path[] = "/tmp/iotier-lat-json.XXXXXX";
-	struct tracer t;
 	char *out = NULL, *out2 = NULL;
 	FILE *f;
 	int fd, st;
 
 	/* Two runs: per-interval reports merged by class, and one device-latency report. */
-	if (tracer_start(&t, extra) < 0)
-		FAIL("iotier lat did not start");
-	st = run_loads(loads, 1);
-	usleep(500 * 1000);
-	if (tracer_stop(&t, &out) != 0 || st)
-		FAIL("iotier lat or the load failed");
-	if (tracer_start(&t, extra2) < 0)
-		FAIL("iotier lat did not start");
-	st = run_loads(loads, 1);
-	usleep(100 * 1000);
-	if (tracer_stop(&t, &out2) != 0 || st)
-		FAIL("iotier lat or the load failed");
+	if ((st = trace_loads(extra, loads, 1, 500, &out)) ||
+	    (st = trace_loads(extra2, loads, 1, 100, &out2)))
+		return st;
 	fd = mkstemp(path);
 	if (fd < 0 || !(f = fdopen(fd, "w")))
-		FAIL("mkstemp");
+		return test_fail("mkstemp");
 	fputs(out, f);
 	fputs(out2, f);
 	fclose(f);
@@ -711,42 +696,25 @@ static int mode_schema(const char *schema)
 	free(out);
 	free(out2);
 	if (st != 0)
-		FAIL("JSON output does not match %s", schema);
+		return test_fail("JSON output does not match %s", schema);
 	return T_EXIT_PASS;
 }
 
 static int expect_usage(const char *const *args, const char *token)
 {
 	const char *argv[16] = { iotier, "lat" }, *first = args[0];
-	int p[2], n = 2, status;
 	char buf[1024] = "";
-	ssize_t r;
-	pid_t pid;
+	int n = 2, status;
 
 	for (; *args; args++)
 		argv[n++] = *args;
 	argv[n] = NULL;
-	if (pipe(p))
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		dup2(p[1], 2);
-		execv(iotier, (char *const *)argv);
-		_exit(127);
-	}
-	close(p[1]);
-	for (size_t len = 0; len < sizeof(buf) - 1; len += (size_t)r) {
-		r = read(p[0], buf + len, sizeof(buf) - 1 - len);
-		if (r <= 0)
-			break;
-		buf[len + (size_t)r] = '\0';
-	}
-	close(p[0]);
-	waitpid(pid, &status, 0);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 2)
-		FAIL("'iotier lat %s ...' should exit 2, got %d: %s", first, WEXITSTATUS(status), buf);
+	status = run_capture(argv, buf, sizeof(buf), NULL);
+	if (status != 2)
+		return test_fail("'iotier lat %s ...' should exit 2, got %d: %s", first, status,
+				 buf);
 	if (!strstr(buf, token) || strchr(buf, '\n') != buf + strlen(buf) - 1)
-		FAIL("expected one line naming '%s', got: %s", token, buf);
+		return test_fail("expected one line naming '%s', got: %s", token, buf);
 	return T_EXIT_PASS;
 }
 
@@ -825,52 +793,31 @@ static int mode_interval(void)
 
 	st = run_to_end(a1, &out, 0);
 	if (st != 0 || !out || count_lines(out) != 3)
-		FAIL("--interval 0.2 --count 3: exit %d, %d reports, expected 0 and 3", st,
-		     out ? count_lines(out) : -1);
+		return test_fail("--interval 0.2 --count 3: exit %d, %d reports, expected 0 and 3",
+				 st, out ? count_lines(out) : -1);
 	free(out);
 	st = run_to_end(a2, &out, 0);
 	if (st != 0 || !out || count_lines(out) != 1)
-		FAIL("--duration 0.3: exit %d, %d reports, expected 0 and 1", st,
-		     out ? count_lines(out) : -1);
+		return test_fail("--duration 0.3: exit %d, %d reports, expected 0 and 1", st,
+				 out ? count_lines(out) : -1);
 	free(out);
 	st = run_to_end(a3, &out, SIGTERM);
 	if (st != 0 || !out || count_lines(out) != 1 || !strstr(out, "\"schema\":\"iotier.lat/1\""))
-		FAIL("SIGTERM: exit %d, output '%s', expected 0 and one report", st, out ? out : "");
+		return test_fail("SIGTERM: exit %d, output '%s', expected 0 and one report", st,
+				 out ? out : "");
 	free(out);
 	return T_EXIT_PASS;
 }
 
 /*
- * Run `iotier lat --duration 1` with its stderr captured into @buf; with @as_nobody the child
- * drops to uid/gid 65534 first (no capabilities at all, and none regained across exec).
- * Returns the exit status, or -1 when the child could not be run.
+ * Run `iotier lat --duration 1` with its output captured into @buf; with @as_nobody the
+ * child drops to user nobody first. Returns the exit status, or -1.
  */
-static int run_lat_capturing_stderr(bool as_nobody, char *buf, size_t size)
+static int run_lat_captured(bool as_nobody, char *buf, size_t size)
 {
 	const char *argv[] = { iotier, "lat", "--duration", "1", NULL };
-	int p[2], status;
-	size_t len = 0;
-	ssize_t r;
-	pid_t pid;
 
-	if (pipe(p))
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		dup2(p[1], 2);
-		if (as_nobody && (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
-				  setresuid(65534, 65534, 65534)))
-			_exit(126);
-		execv(iotier, (char *const *)argv);
-		_exit(127);
-	}
-	close(p[1]);
-	while (len < size - 1 && (r = read(p[0], buf + len, size - 1 - len)) > 0)
-		len += (size_t)r;
-	buf[len] = '\0';
-	close(p[0]);
-	waitpid(pid, &status, 0);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	return run_capture(argv, buf, size, as_nobody ? run_as_nobody : NULL);
 }
 
 static int mode_nobtf(void)
@@ -881,23 +828,23 @@ static int mode_nobtf(void)
 	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
 	    mount("/dev/null", "/sys/kernel/btf/vmlinux", NULL, MS_BIND, NULL))
 		return test_skip("cannot hide kernel BTF in a private mount namespace");
-	st = run_lat_capturing_stderr(false, buf, sizeof(buf));
+	st = run_lat_captured(false, buf, sizeof(buf));
 	if (st != 1)
-		FAIL("without BTF: exit %d, expected 1: %s", st, buf);
+		return test_fail("without BTF: exit %d, expected 1: %s", st, buf);
 	if (!strstr(buf, "BTF") || count_lines(buf) != 1)
-		FAIL("expected one line naming the missing BTF, got: %s", buf);
+		return test_fail("expected one line naming the missing BTF, got: %s", buf);
 	return T_EXIT_PASS;
 }
 
 static int mode_nocap(void)
 {
 	char buf[1024] = "";
-	int st = run_lat_capturing_stderr(true, buf, sizeof(buf));
+	int st = run_lat_captured(true, buf, sizeof(buf));
 
 	if (st != 1)
-		FAIL("without capabilities: exit %d, expected 1: %s", st, buf);
+		return test_fail("without capabilities: exit %d, expected 1: %s", st, buf);
 	if (!strstr(buf, "CAP_BPF") || !strstr(buf, "CAP_PERFMON") || count_lines(buf) != 1)
-		FAIL("expected one line naming CAP_BPF and CAP_PERFMON, got: %s", buf);
+		return test_fail("expected one line naming CAP_BPF and CAP_PERFMON, got: %s", buf);
 	return T_EXIT_PASS;
 }
 
@@ -953,13 +900,10 @@ int main(int argc, char **argv)
 			     argv[3] : "mq-deadline", 0);
 	if (ret == -EPERM || ret == -ENOENT || ret == -ENXIO || ret == -EACCES)
 		return test_skip("cannot create a loop device");
-	if (ret < 0) {
-		fprintf(stderr, "FAIL: loopdev_create: %s\n", strerror(-ret));
-		return T_EXIT_FAIL;
-	}
+	if (ret < 0)
+		return test_fail("loopdev_create: %s", strerror(-ret));
 	/* Stray reads from udev probing a new device must not land inside the measurement. */
-	if (system("command -v udevadm >/dev/null && udevadm settle -t 5 2>/dev/null") < 0)
-		usleep(1000);
+	loopdev_settle();
 	if (!strcmp(mode, "exact") && argc > 5 && !strcmp(argv[5], "unmounted") &&
 	    (ret = unmount_tracing_fs()) < 0) {
 		loopdev_destroy(&dev);

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blkdev.h"
 #include "check_report.h"
 #include "check_trace.h"
 #include "commands.h"
@@ -78,7 +79,7 @@ static const char check_help[] =
 enum { OPT_NO_SYNC = SHIM_OPT_END };
 
 static const struct option check_options[] = {
-	SHIM_LONG_OPTIONS,
+	SHIM_LONG_OPTIONS /* each entry with its comma */
 	{ "device", required_argument, NULL, 'd' },
 	{ "expect", required_argument, NULL, 'e' },
 	{ "baseline", required_argument, NULL, 'b' },
@@ -156,7 +157,7 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 			if (a->n_devs == IOTRACK_MAX_DEVS)
 				return usage_error("check", "too many devices at '%s' (at most %d)",
 						   optarg, IOTRACK_MAX_DEVS);
-			err = check_parse_device(optarg, &a->devs[a->n_devs]);
+			err = blkdev_resolve(optarg, BLKDEV_EXACT, &a->devs[a->n_devs]);
 			if (err < 0)
 				return usage_error("check", "--device '%s': %s", optarg,
 						   err == -ENOTBLK ? "not a block device" :
@@ -293,72 +294,34 @@ static double now_seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int check_main(int argc, char **argv)
+/* validate: rules, classes, expectations, the baseline and the JSON path. 0 or exit status. */
+static int validate_args(struct check_args *a, struct config *cfg,
+			 struct check_report **baseline)
 {
-	static struct config cfg; /* large: rule globs are inline */
-	struct check_args a = { 0 };
-	struct check_report *baseline = NULL, *report = NULL;
-	struct check_outcome *outcomes = NULL;
-	struct check_trace *trace = NULL;
-	struct sigaction sa = { 0 }, old_int, old_term;
 	char err[EXPECT_ERROR_MAX + 256];
-	int ret, status = 0, exit_code = 1, failed = 0, cmd_status;
-	double started;
-	pid_t pid;
+	int ret = shim_config_check("check", &a->shim, cfg);
 
-	ret = parse_args(argc, argv, &a);
-	if (ret)
-		return ret < 0 ? 0 : ret;
-	ret = shim_config_check("check", &a.shim, &cfg);
 	if (ret)
 		return ret;
-	a.exprs = calloc((size_t)a.n_exprs + 1, sizeof(*a.exprs));
-	outcomes = calloc((size_t)a.n_exprs + 1, sizeof(*outcomes));
-	if (!a.exprs || !outcomes) {
-		fprintf(stderr, "iotier check: out of memory\n");
-		goto cleanup;
+	for (int i = 0; i < a->n_exprs; i++)
+		if (expect_parse(a->expr_text[i], a->baseline != NULL, &a->exprs[i], err,
+				 sizeof(err)) < 0)
+			return usage_error("check", "--expect '%s': %s", a->expr_text[i], err);
+	if (a->baseline) {
+		*baseline = check_report_read_json(a->baseline, err, sizeof(err));
+		if (!*baseline)
+			return usage_error("check", "--baseline: %s", err);
 	}
-	for (int i = 0; i < a.n_exprs; i++)
-		if (expect_parse(a.expr_text[i], a.baseline != NULL, &a.exprs[i], err,
-				 sizeof(err)) < 0) {
-			exit_code = usage_error("check", "--expect '%s': %s", a.expr_text[i], err);
-			goto cleanup;
-		}
-	if (a.baseline) {
-		baseline = check_report_read_json(a.baseline, err, sizeof(err));
-		if (!baseline) {
-			exit_code = usage_error("check", "--baseline: %s", err);
-			goto cleanup;
-		}
-	}
-	if (a.json && json_dir_writable(a.json) < 0) {
-		exit_code = usage_error("check", "--json '%s': %s", a.json, strerror(errno));
-		goto cleanup;
-	}
-	if (shim_preload_for("check"))
-		goto cleanup;
-	report = check_report_new();
-	if (!report) {
-		fprintf(stderr, "iotier check: out of memory\n");
-		goto cleanup;
-	}
-	if (check_trace_open(&trace, a.devs, a.n_devs, a.verbose, err, sizeof(err)) < 0) {
-		fprintf(stderr, "iotier check: %s\n", err);
-		goto cleanup;
-	}
+	if (a->json && json_dir_writable(a->json) < 0)
+		return usage_error("check", "--json '%s': %s", a->json, strerror(errno));
+	return shim_preload_for("check") ? 1 : 0;
+}
 
-	/* Like time(1): ^C reaches CMD from the terminal and we report what it did until then. */
-	sa.sa_handler = forward_signal;
-	sigaction(SIGTERM, &sa, &old_term);
-	sa.sa_handler = SIG_IGN;
-	sigaction(SIGINT, &sa, &old_int);
-	started = now_seconds();
-	pid = start_command(argv + optind, trace, a.shim.place_in_cgroup ? &cfg : NULL,
-			    &cmd_status);
-	if (pid < 0) {
-		exit_code = cmd_status;
-		goto restore;
-	}
+/* Poll process events until CMD exits; its exit status, or -1 after a message. */
+static int wait_command(struct check_trace *trace, pid_t pid)
+{
+	int ret, status = 0;
+
 	for (;;) {
 		pid_t w;
 
@@ -372,67 +335,148 @@ static int check_main(int argc, char **argv)
 			break;
 		if (w < 0 && errno != EINTR) {
 			perror("iotier check: waitpid");
-			goto restore;
+			return -1;
 		}
 	}
-	child_pid = 0;
-	cmd_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	/* Writeback CMD left in the page cache is CMD's I/O too: make the flusher do it now. */
-	if (!a.no_sync)
-		sync();
-	check_trace_poll(trace, 0);
-	ret = check_trace_collect(trace, classify, &cfg, report);
-	if (ret < 0) {
-		fprintf(stderr, "iotier check: reading the maps: %s\n", strerror(-ret));
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/*
+ * run: trace CMD from before its exec until it exits (and its writeback is done), then
+ * classify what it did into @report. Returns 0 with CMD's status in @cmd_status and its
+ * start time in @started, or an exit status after a message.
+ */
+static int run_traced(const struct check_args *a, char **cmd, struct config *cfg,
+		      struct check_report *report, int *cmd_status, double *started)
+{
+	struct sigaction sa = { 0 }, old_int, old_term;
+	struct check_trace *trace = NULL;
+	char err[512];
+	int ret = 1;
+	pid_t pid;
+
+	if (check_trace_open(&trace, a->devs, a->n_devs, a->verbose, err, sizeof(err)) < 0) {
+		fprintf(stderr, "iotier check: %s\n", err);
+		return 1;
+	}
+	/* Like time(1): ^C reaches CMD from the terminal and we report what it did until then. */
+	sa.sa_handler = forward_signal;
+	sigaction(SIGTERM, &sa, &old_term);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGINT, &sa, &old_int);
+	*started = now_seconds();
+	pid = start_command(cmd, trace, a->shim.place_in_cgroup ? cfg : NULL, cmd_status);
+	if (pid < 0) {
+		ret = *cmd_status;
 		goto restore;
 	}
+	*cmd_status = wait_command(trace, pid);
+	child_pid = 0;
+	if (*cmd_status < 0)
+		goto restore;
+	/* Writeback CMD left in the page cache is CMD's I/O too: make the flusher do it now. */
+	if (!a->no_sync)
+		sync();
+	check_trace_poll(trace, 0);
+	ret = check_trace_collect(trace, classify, cfg, report);
+	if (ret < 0)
+		fprintf(stderr, "iotier check: reading the maps: %s\n", strerror(-ret));
+	ret = ret < 0 ? 1 : 0;
+restore:
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	check_trace_close(trace);
+	return ret;
+}
 
-	printf("\n");
-	check_report_print(report, stdout);
-	if (a.n_exprs)
+/* Judge every expectation against @report, printing each; the number that failed. */
+static int judge(const struct check_args *a, const struct check_report *report,
+		 const struct check_report *baseline, struct check_outcome *outcomes)
+{
+	int failed = 0;
+
+	if (a->n_exprs)
 		printf("\nexpectations:\n");
-	for (int i = 0; i < a.n_exprs; i++) {
+	for (int i = 0; i < a->n_exprs; i++) {
 		struct check_sources src = { report, baseline };
 		struct expect_result *res = &outcomes[i].result;
 
-		outcomes[i].expr = a.expr_text[i];
-		expect_eval(&a.exprs[i], check_report_lookup, &src, res);
+		outcomes[i].expr = a->expr_text[i];
+		expect_eval(&a->exprs[i], check_report_lookup, &src, res);
 		if (!res->holds)
 			failed++;
 		if (res->no_data)
-			printf("  FAIL  %s: %s\n", a.expr_text[i], res->measured);
+			printf("  FAIL  %s: %s\n", a->expr_text[i], res->measured);
 		else
 			printf("  %-4s  %s: measured %s, limit %s\n", res->holds ? "ok" : "FAIL",
-			       a.expr_text[i], res->measured, res->limit);
+			       a->expr_text[i], res->measured, res->limit);
 	}
+	return failed;
+}
+
+/* report: the table, the expectations and the JSON file. The exit status. */
+static int report_results(const struct check_args *a, char **cmd, int cmd_status,
+			  double seconds, const struct check_report *report,
+			  const struct check_report *baseline, struct check_outcome *outcomes)
+{
+	char err[512];
+	int failed;
+
+	printf("\n");
+	check_report_print(report, stdout);
+	failed = judge(a, report, baseline, outcomes);
 	if (cmd_status)
-		printf("\ncommand failed: '%s' exited with status %d\n", argv[optind], cmd_status);
-	if (a.json) {
+		printf("\ncommand failed: '%s' exited with status %d\n", cmd[0], cmd_status);
+	if (a->json) {
 		struct check_meta meta = {
-			.argv = (const char *const *)(argv + optind),
+			.argv = (const char *const *)cmd,
 			.exit_status = cmd_status,
-			.seconds = now_seconds() - started,
+			.seconds = seconds,
 			.low_rules = getenv("IOTIER_LOW"),
 			.high_rules = getenv("IOTIER_HIGH"),
 			.low_class = getenv("IOTIER_LOW_CLASS"),
 			.high_class = getenv("IOTIER_HIGH_CLASS"),
-			.devices = a.devices,
+			.devices = a->devices,
 		};
 
-		if (check_report_write_json(report, &meta, outcomes, a.n_exprs, a.json, err,
+		if (check_report_write_json(report, &meta, outcomes, a->n_exprs, a->json, err,
 					    sizeof(err)) < 0) {
 			fprintf(stderr, "iotier check: %s\n", err);
-			goto restore;
+			return 1;
 		}
 	}
 	if (failed)
-		printf("%d of %d expectations failed\n", failed, a.n_exprs);
-	exit_code = failed || cmd_status ? 1 : 0;
-restore:
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
+		printf("%d of %d expectations failed\n", failed, a->n_exprs);
+	return failed || cmd_status ? 1 : 0;
+}
+
+static int check_main(int argc, char **argv)
+{
+	static struct config cfg; /* large: rule globs are inline */
+	struct check_args a = { 0 };
+	struct check_report *baseline = NULL, *report = NULL;
+	struct check_outcome *outcomes = NULL;
+	int ret, exit_code = 1, cmd_status = 0;
+	double started = 0;
+
+	ret = parse_args(argc, argv, &a);
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	a.exprs = calloc((size_t)a.n_exprs + 1, sizeof(*a.exprs));
+	outcomes = calloc((size_t)a.n_exprs + 1, sizeof(*outcomes));
+	report = check_report_new();
+	if (!a.exprs || !outcomes || !report) {
+		fprintf(stderr, "iotier check: out of memory\n");
+		goto cleanup;
+	}
+	exit_code = validate_args(&a, &cfg, &baseline);
+	if (exit_code)
+		goto cleanup;
+	exit_code = run_traced(&a, argv + optind, &cfg, report, &cmd_status, &started);
+	if (!exit_code)
+		exit_code = report_results(&a, argv + optind, cmd_status, now_seconds() - started,
+					   report, baseline, outcomes);
 cleanup:
-	check_trace_close(trace);
 	check_report_free(report);
 	check_report_free(baseline);
 	free(outcomes);

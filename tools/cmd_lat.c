@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blkdev.h"
 #include "commands.h"
 #include "expo.h"
 #include "lat_report.h"
@@ -138,6 +139,171 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Everything the command line asks for. */
+struct lat_args {
+	struct lat_options o;
+	struct lat_report_opts ro;
+	enum lat_format fmt;
+	double interval, duration;
+	unsigned long count, pid;
+	bool queue_set, device_set;
+	__u32 tgid;
+	struct expo_options xo;   /* --listen, --textfile: the exporter (tools/exporter) */
+};
+
+/* Index of @value in the NULL-terminated @names, or -1. */
+static int pick(const char *value, const char *const *names)
+{
+	for (int i = 0; names[i]; i++)
+		if (!strcmp(value, names[i]))
+			return i;
+	return -1;
+}
+
+/* Options that select one thing (who and what is traced): 0 or an exit status. */
+static int parse_filter(struct lat_args *a, int opt, const char *arg)
+{
+	struct lat_options *o = &a->o;
+	char bad[64];
+	struct stat st;
+
+	switch (opt) {
+	case 'd':
+		if (o->ndevs == IOLAT_MAX_DEVS)
+			return usage_error("lat", "too many devices (at most %d)", IOLAT_MAX_DEVS);
+		if (blkdev_resolve(arg, BLKDEV_WHOLE_DISK, &o->devs[o->ndevs]) < 0)
+			return usage_error("lat", "'%s' is not a block device", arg);
+		o->ndevs++;
+		return 0;
+	case 'p':
+		if (parse_ulong(arg, 0x3fffffff, &a->pid) < 0)
+			return usage_error("lat", "bad pid '%s'", arg);
+		if (kill((pid_t)a->pid, 0) < 0 && errno == ESRCH)
+			return usage_error("lat", "no process with pid '%s'", arg);
+		return 0;
+	case OPT_CHILDREN:
+		o->follow_forks = true;
+		return 0;
+	case 'c':
+		if (stat(arg, &st) < 0 || !S_ISDIR(st.st_mode))
+			return usage_error("lat", "cgroup '%s' is not a directory", arg);
+		o->cgroup = arg;
+		return 0;
+	default: /* 'o' */
+		if (lat_parse_ops(arg, &o->op_mask, bad, sizeof(bad)) < 0)
+			return usage_error("lat", "unknown operation '%s' in --op", bad);
+		return 0;
+	}
+}
+
+/* Options about reports and the tracer itself: 0 or an exit status. */
+static int parse_output(struct lat_args *a, int opt, const char *arg)
+{
+	static const char *const bys[] = { "level", "class", NULL };
+	static const char *const formats[] = { "text", "json", "prom", NULL };   /* lat_format */
+	static const char *const attaches[] = { "auto", "tp_btf", "raw_tp", NULL }; /* lat_attach */
+	unsigned long ul;
+	int i;
+
+	switch (opt) {
+	case 'b':
+		if ((i = pick(arg, bys)) < 0)
+			return usage_error("lat", "bad --by '%s' (class or level)", arg);
+		a->ro.by_class = i == 1;
+		return 0;
+	case 'i':
+		return parse_seconds(arg, &a->interval) < 0 ?
+		       usage_error("lat", "bad interval '%s'", arg) : 0;
+	case 'n':
+		return parse_ulong(arg, 1000000000ul, &a->count) < 0 ?
+		       usage_error("lat", "bad count '%s'", arg) : 0;
+	case 't':
+		return parse_seconds(arg, &a->duration) < 0 ?
+		       usage_error("lat", "bad duration '%s'", arg) : 0;
+	case 'f':
+		if ((i = pick(arg, formats)) < 0)
+			return usage_error("lat", "unknown format '%s' (text, json or prom)", arg);
+		a->fmt = (enum lat_format)i;
+		return 0;
+	case OPT_ATTACH:
+		if ((i = pick(arg, attaches)) < 0)
+			return usage_error("lat", "bad --attach '%s' (auto, tp_btf or raw_tp)", arg);
+		a->o.attach = (enum lat_attach)i;
+		return 0;
+	default: /* OPT_INFLIGHT */
+		if (parse_ulong(arg, 1u << 22, &ul) < 0)
+			return usage_error("lat", "bad --inflight-max '%s'", arg);
+		a->o.inflight_max = (__u32)ul;
+		return 0;
+	}
+}
+
+/* parse: 0 to go on, -1 after --help, or an exit status. */
+static int parse_args(int argc, char **argv, struct lat_args *a)
+{
+	int opt, ret = 0;
+
+	optind = 0;
+	opterr = 0;
+	while (!ret &&
+	       (opt = getopt_long(argc, argv, ":d:p:c:o:b:i:n:t:f:QDHvh", lat_options, NULL)) != -1) {
+		switch (opt) {
+		case 'd': case 'p': case 'c': case 'o': case OPT_CHILDREN:
+			ret = parse_filter(a, opt, optarg);
+			break;
+		case 'b': case 'i': case 'n': case 't': case 'f': case OPT_ATTACH: case OPT_INFLIGHT:
+			ret = parse_output(a, opt, optarg);
+			break;
+		case 'Q':
+			a->queue_set = true;
+			a->ro.stage = LAT_STAGE_QUEUE;
+			break;
+		case 'D':
+			a->device_set = true;
+			a->ro.stage = LAT_STAGE_DEVICE;
+			break;
+		case 'H':
+			a->ro.histogram = true;
+			break;
+		case 'v':
+			a->o.verbose = true;
+			break;
+		case EXPO_OPT_FIRST ... EXPO_OPT_LAST:
+			ret = expo_set_option(&a->xo, opt, optarg);
+			break;
+		case 'h':
+			fputs(lat_help, stdout);
+			return -1;
+		case ':':
+			return usage_error("lat", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage_error("lat", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (!ret && optind < argc)
+		return usage_error("lat", "unexpected argument '%s'", argv[optind]);
+	return ret;
+}
+
+/* validate: the options that only make sense together. 0 or an exit status. */
+static int validate_args(struct lat_args *a)
+{
+	if (a->queue_set && a->device_set)
+		return usage_error("lat", "--queue and --device exclude each other");
+	if (a->count && !a->interval)
+		return usage_error("lat", "--count needs --interval");
+	if (a->o.follow_forks && !a->pid)
+		return usage_error("lat", "--children needs --pid");
+	if (a->pid) {
+		a->tgid = (__u32)a->pid;
+		a->o.filter_tgid = true;
+		a->o.tgids = &a->tgid;
+		a->o.ntgids = 1;
+	}
+	return 0;
+}
+
+/* report: one snapshot in the chosen format. */
 static void report(const struct lat_snapshot *snap, struct lat_snapshot *total,
 		   enum lat_format fmt, const struct lat_report_opts *ro)
 {
@@ -157,144 +323,65 @@ static void report(const struct lat_snapshot *snap, struct lat_snapshot *total,
 	}
 }
 
+/* Read what was counted since the last read and report it. 0, or 1 after a message. */
+static int read_and_report(struct lat_session *s, const struct lat_args *a,
+			   struct lat_snapshot *snap, struct lat_snapshot *total, bool final)
+{
+	if (lat_session_read(s, snap, final) < 0) {
+		fprintf(stderr, "iotier lat: reading the histograms failed\n");
+		return 1;
+	}
+	if (a->ro.by_class)
+		lat_snapshot_by_class(snap);
+	report(snap, total, a->fmt, &a->ro);
+	return 0;
+}
+
+/* run: poll until a signal, the duration or the count, reporting each interval. */
+static int run(struct lat_session *s, const struct lat_args *a, struct lat_snapshot *snap,
+	       struct lat_snapshot *total)
+{
+	double start = now_s(), next = a->interval ? start + a->interval : 0;
+	unsigned long left = a->count;
+
+	/* poll: wake every 100 ms to notice signals, the interval and the duration */
+	while (!stop) {
+		double t = now_s();
+
+		if (a->duration && t - start >= a->duration)
+			break;
+		if (a->interval && t >= next) {
+			if (read_and_report(s, a, snap, total, false))
+				return 1;
+			next += a->interval;
+			if (left && --left == 0)
+				return 0;
+			continue;
+		}
+		nanosleep(&(struct timespec){ .tv_nsec = 100 * 1000 * 1000 }, NULL);
+	}
+	/* final: what the last, partial interval (or the whole run) counted */
+	return read_and_report(s, a, snap, total, true);
+}
+
 static int lat_main(int argc, char **argv)
 {
-	struct lat_options o = { .attach = LAT_ATTACH_AUTO };
-	struct lat_report_opts ro = { .stage = LAT_STAGE_QUEUE };
-	enum lat_format fmt = LAT_FORMAT_TEXT;
+	struct lat_args a = { .o.attach = LAT_ATTACH_AUTO, .ro.stage = LAT_STAGE_QUEUE,
+			      .fmt = LAT_FORMAT_TEXT };
 	struct lat_snapshot snap, total;
 	struct lat_session *s = NULL;
-	double interval = 0, duration = 0, start, next;
-	unsigned long count = 0, pid = 0, ul;
-	bool queue_set = false, device_set = false, by_count = false;
-	char err[512], bad[64];
-	__u32 tgid;
-	int opt, ret = 1;
 	struct sigaction sa;
-	struct expo_options xo = { 0 };
+	char err[512];
+	int ret;
 
-	optind = 0;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":d:p:c:o:b:i:n:t:f:QDHvh", lat_options, NULL)) != -1) {
-		switch (opt) {
-		case 'd':
-			if (o.ndevs == IOLAT_MAX_DEVS)
-				return usage_error("lat", "too many devices (at most %d)", IOLAT_MAX_DEVS);
-			if (lat_resolve_dev(optarg, &o.devs[o.ndevs]) < 0)
-				return usage_error("lat", "'%s' is not a block device", optarg);
-			o.ndevs++;
-			break;
-		case 'p':
-			if (parse_ulong(optarg, 0x3fffffff, &pid) < 0)
-				return usage_error("lat", "bad pid '%s'", optarg);
-			if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
-				return usage_error("lat", "no process with pid '%s'", optarg);
-			break;
-		case OPT_CHILDREN:
-			o.follow_forks = true;
-			break;
-		case 'c': {
-			struct stat st;
-
-			if (stat(optarg, &st) < 0 || !S_ISDIR(st.st_mode))
-				return usage_error("lat", "cgroup '%s' is not a directory", optarg);
-			o.cgroup = optarg;
-			break;
-		}
-		case 'o':
-			if (lat_parse_ops(optarg, &o.op_mask, bad, sizeof(bad)) < 0)
-				return usage_error("lat", "unknown operation '%s' in --op", bad);
-			break;
-		case 'b':
-			if (!strcmp(optarg, "class"))
-				ro.by_class = true;
-			else if (!strcmp(optarg, "level"))
-				ro.by_class = false;
-			else
-				return usage_error("lat", "bad --by '%s' (class or level)", optarg);
-			break;
-		case 'i':
-			if (parse_seconds(optarg, &interval) < 0)
-				return usage_error("lat", "bad interval '%s'", optarg);
-			break;
-		case 'n':
-			if (parse_ulong(optarg, 1000000000ul, &count) < 0)
-				return usage_error("lat", "bad count '%s'", optarg);
-			break;
-		case 't':
-			if (parse_seconds(optarg, &duration) < 0)
-				return usage_error("lat", "bad duration '%s'", optarg);
-			break;
-		case 'f':
-			if (!strcmp(optarg, "text"))
-				fmt = LAT_FORMAT_TEXT;
-			else if (!strcmp(optarg, "json"))
-				fmt = LAT_FORMAT_JSON;
-			else if (!strcmp(optarg, "prom"))
-				fmt = LAT_FORMAT_PROM;
-			else
-				return usage_error("lat", "unknown format '%s' (text, json or prom)", optarg);
-			break;
-		case 'Q':
-			queue_set = true;
-			ro.stage = LAT_STAGE_QUEUE;
-			break;
-		case 'D':
-			device_set = true;
-			ro.stage = LAT_STAGE_DEVICE;
-			break;
-		case 'H':
-			ro.histogram = true;
-			break;
-		case OPT_ATTACH:
-			if (!strcmp(optarg, "auto"))
-				o.attach = LAT_ATTACH_AUTO;
-			else if (!strcmp(optarg, "tp_btf"))
-				o.attach = LAT_ATTACH_BTF;
-			else if (!strcmp(optarg, "raw_tp"))
-				o.attach = LAT_ATTACH_RAW;
-			else
-				return usage_error("lat", "bad --attach '%s' (auto, tp_btf or raw_tp)", optarg);
-			break;
-		case OPT_INFLIGHT:
-			if (parse_ulong(optarg, 1u << 22, &ul) < 0)
-				return usage_error("lat", "bad --inflight-max '%s'", optarg);
-			o.inflight_max = (__u32)ul;
-			break;
-		case 'v':
-			o.verbose = true;
-			break;
-		case EXPO_OPT_FIRST ... EXPO_OPT_LAST:
-			if (expo_set_option(&xo, opt, optarg))
-				return EXIT_USAGE;
-			break;
-		case 'h':
-			fputs(lat_help, stdout);
-			return 0;
-		case ':':
-			return usage_error("lat", "option '%s' needs a value", argv[optind - 1]);
-		default:
-			return usage_error("lat", "unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return usage_error("lat", "unexpected argument '%s'", argv[optind]);
-	if (queue_set && device_set)
-		return usage_error("lat", "--queue and --device exclude each other");
-	if (count && !interval)
-		return usage_error("lat", "--count needs --interval");
-	if (o.follow_forks && !pid)
-		return usage_error("lat", "--children needs --pid");
-	if (pid) {
-		tgid = (__u32)pid;
-		o.filter_tgid = true;
-		o.tgids = &tgid;
-		o.ntgids = 1;
-	}
-	if (expo_wanted(&xo))
-		return expo_main(&xo, &(struct expo_run){ .lat = o, .report = ro, .format = fmt,
-			.interval = interval, .duration = duration, .count = count });
-
+	ret = parse_args(argc, argv, &a);
+	if (!ret)
+		ret = validate_args(&a);
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	if (expo_wanted(&a.xo))
+		return expo_main(&a.xo, &(struct expo_run){ .lat = a.o, .report = a.ro,
+			.format = a.fmt, .interval = a.interval, .duration = a.duration, .count = a.count });
 	if (lat_preflight(err, sizeof(err)) < 0) {
 		fprintf(stderr, "iotier lat: %s\n", err);
 		return 1;
@@ -308,48 +395,13 @@ static int lat_main(int argc, char **argv)
 	lat_snapshot_init(&total);
 
 	/* open, configure, load, attach */
-	if (lat_session_open(&s, &o, err, sizeof(err)) < 0) {
+	ret = 1;
+	if (lat_session_open(&s, &a.o, err, sizeof(err)) < 0) {
 		fprintf(stderr, "iotier lat: %s\n", err);
 		goto cleanup;
 	}
 	fprintf(stderr, "Tracing block I/O latency... Hit Ctrl-C to end.\n");
-
-	/* poll: wake every 100 ms to notice signals, the interval and the duration */
-	start = now_s();
-	next = interval ? start + interval : 0;
-	while (!stop) {
-		double t = now_s();
-
-		if (duration && t - start >= duration)
-			break;
-		if (interval && t >= next) {
-			if (lat_session_read(s, &snap, false) < 0) {
-				fprintf(stderr, "iotier lat: reading the histograms failed\n");
-				goto cleanup;
-			}
-			if (ro.by_class)
-				lat_snapshot_by_class(&snap);
-			report(&snap, &total, fmt, &ro);
-			next += interval;
-			if (count && --count == 0) {
-				by_count = true;
-				break;
-			}
-			continue;
-		}
-		nanosleep(&(struct timespec){ .tv_nsec = 100 * 1000 * 1000 }, NULL);
-	}
-	/* final: what the last, partial interval (or the whole run) counted */
-	if (!by_count) {
-		if (lat_session_read(s, &snap, true) < 0) {
-			fprintf(stderr, "iotier lat: reading the histograms failed\n");
-			goto cleanup;
-		}
-		if (ro.by_class)
-			lat_snapshot_by_class(&snap);
-		report(&snap, &total, fmt, &ro);
-	}
-	ret = 0;
+	ret = run(s, &a, &snap, &total);
 cleanup:
 	lat_session_close(s);
 	lat_snapshot_free(&snap);

@@ -45,7 +45,7 @@ static const char run_help[] =
 	"      a matching process is moved to the blkio cgroup as well as tagged idle\n";
 
 static const struct option run_options[] = {
-	SHIM_LONG_OPTIONS,
+	SHIM_LONG_OPTIONS /* each entry with its comma */
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };

@@ -40,7 +40,7 @@ int shim_locate(char *out, size_t len, char *err, size_t errlen)
 		slash = strrchr(exe, '/');
 		if (slash) {
 			*slash = '\0';
-			if ((size_t)snprintf(out, len, "%s/../shim/libiotier.so", exe) < len &&
+			if ((size_t)snprintf(out, len, "%s/../shim/libiotier.so.0", exe) < len &&
 			    usable(out)) {
 				char *real = realpath(out, NULL);
 

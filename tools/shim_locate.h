@@ -9,7 +9,7 @@
 #include <stddef.h>
 
 /*
- * Fill @out with the shim's path: $IOTIER_SHIM if set, else ../shim/libiotier.so beside this
+ * Fill @out with the shim's path: $IOTIER_SHIM if set, else ../shim/libiotier.so.0 beside this
  * executable (the build tree), else the installed path. Returns 0, or -1 with a message in
  * @err when no readable library is found.
  */

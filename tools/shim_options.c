@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * shim_options.c: turn the shared shim flags into IOTIER_* variables, and load and check the
- * resulting configuration with the shim's own parser (see shim_options.h).
+ * resulting configuration with the shim's own loader (see shim_options.h). The flags, what
+ * each does and its help all come from settings.def.
  */
 #include "shim_options.h"
 
@@ -14,14 +15,28 @@
 #include "commands.h"
 #include "shim_locate.h"
 
+enum flag_kind { FLAG_SET, FLAG_APPEND, FLAG_RULES, FLAG_SWITCH, FLAG_PLACE };
+
+static const struct {
+	const char *key;
+	const char *flag;
+	int opt;
+	enum flag_kind kind;
+} settings[] = {
+#define SETTING_FLAG(id, key, short, flag, kind, parse, default_value, help) \
+	{ key, flag, (short) ? (short) : SHIM_OPT_##id, kind },
+	IOTIER_SETTINGS(SETTING_FLAG)
+#undef SETTING_FLAG
+};
+
 /* Append @value to the comma-joined list in environment variable @key (for repeated flags). */
-static int env_append(const char *key, const char *value, int *seen)
+static int env_append(const char *key, const char *value, bool *seen)
 {
 	const char *old = *seen ? getenv(key) : NULL;
 	char *joined;
 	int ret;
 
-	*seen = 1;
+	*seen = true;
 	if (!old || !*old)
 		return setenv(key, value, 1);
 	if (asprintf(&joined, "%s,%s", old, value) < 0)
@@ -33,71 +48,50 @@ static int env_append(const char *key, const char *value, int *seen)
 
 int shim_flag(struct shim_flags *flags, int opt, const char *arg)
 {
-	static const struct {
-		int opt;
-		const char *key;
-	} plain[] = {
-		{ SHIM_OPT_LOW_CLASS, "IOTIER_LOW_CLASS" },
-		{ SHIM_OPT_HIGH_CLASS, "IOTIER_HIGH_CLASS" },
-		{ SHIM_OPT_LOG, "IOTIER_LOG" },
-		{ SHIM_OPT_CONFIG, "IOTIER_CONFIG" },
-		{ SHIM_OPT_WRITEBACK, "IOTIER_WRITEBACK" },
-		{ SHIM_OPT_LOW_RATE, "IOTIER_LOW_RATE" },
-		{ SHIM_OPT_CGROUP, "IOTIER_CGROUP" },
-	};
-
-	/*
-	 * An empty --low or --high on the command line is a mistake (an unset shell variable,
-	 * say), whether alone or repeated; an empty IOTIER_LOW in the environment still means
-	 * "no rules". Remember it and refuse it in shim_config_check, naming the flag.
-	 */
-	if ((opt == 'l' || opt == 'H') && !*arg) {
-		if (!flags->empty_flag)
-			flags->empty_flag = opt == 'l' ? "--low" : "--high";
-		return 1;
+	for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++) {
+		if (settings[i].opt != opt)
+			continue;
+		switch (settings[i].kind) {
+		case FLAG_RULES:
+			/*
+			 * An empty --low or --high on the command line is a mistake (an unset
+			 * shell variable, say), whether alone or repeated; an empty IOTIER_LOW in
+			 * the environment still means "no rules". Remember it and refuse it in
+			 * shim_config_check, naming the flag.
+			 */
+			if (!*arg) {
+				if (!flags->empty_flag)
+					flags->empty_flag = settings[i].flag;
+				return 1;
+			}
+			/* fall through */
+		case FLAG_APPEND:
+			return env_append(settings[i].key, arg, &flags->seen[i]) < 0 ? -1 : 1;
+		case FLAG_SWITCH:
+			return setenv(settings[i].key, "1", 1) < 0 ? -1 : 1;
+		case FLAG_PLACE:
+			flags->place_in_cgroup = true;
+			/* fall through */
+		case FLAG_SET:
+			return setenv(settings[i].key, arg, 1) < 0 ? -1 : 1;
+		}
 	}
-	switch (opt) {
-	case 'l':
-		return env_append("IOTIER_LOW", arg, &flags->seen_low) < 0 ? -1 : 1;
-	case 'H':
-		return env_append("IOTIER_HIGH", arg, &flags->seen_high) < 0 ? -1 : 1;
-	case SHIM_OPT_DROP_BEHIND:
-		return env_append("IOTIER_DROP_BEHIND", arg, &flags->seen_drop) < 0 ? -1 : 1;
-	case SHIM_OPT_WRITEBACK_STRICT:
-		return setenv("IOTIER_WRITEBACK_STRICT", "1", 1) < 0 ? -1 : 1;
-	case SHIM_OPT_CGROUP_WEIGHT:
-		flags->place_in_cgroup = true;
-		return setenv("IOTIER_LOW_WEIGHT", arg, 1) < 0 ? -1 : 1;
-	}
-	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
-		if (plain[i].opt == opt)
-			return setenv(plain[i].key, arg, 1) < 0 ? -1 : 1;
 	return 0;
-}
-
-static const char *lookup_env(const char *key, void *ctx)
-{
-	(void)ctx;
-	return getenv(key);
 }
 
 int shim_config_check(const char *cmd, const struct shim_flags *flags, struct config *cfg)
 {
-	static char file_text[64 * 1024];
-	const char *file = getenv("IOTIER_CONFIG");
 	char err[RULE_ERROR_MAX + 64];
+	int ret;
 
 	if (flags->empty_flag)
-		return usage_error(cmd, "%s needs at least one rule, not ''", flags->empty_flag);
-	if (file && *file) {
-		int ret = config_read_file(file, file_text, sizeof(file_text));
-
-		if (ret < 0)
-			return usage_error(cmd, "--config %s: %s", file, strerror(-ret));
-	}
-	if (config_load(cfg, lookup_env, NULL, file && *file ? file_text : NULL, err,
-			sizeof(err)) < 0)
+		return usage_error(cmd, "--%s needs at least one rule, not ''", flags->empty_flag);
+	ret = config_load_process(cfg, "--config ", err, sizeof(err));
+	if (ret < 0)
 		return usage_error(cmd, "%s", err);
+	if (ret == CONFIG_SECURE)
+		return usage_error(cmd, "running setuid or with file capabilities: the shim would "
+				   "ignore every IOTIER_* setting; run iotier without them");
 	if (flags->place_in_cgroup && cfg->cgroup_mode == CGROUP_OFF)
 		return usage_error(cmd, "--cgroup-weight needs a cgroup, but the cgroup mode is "
 				   "'off'");

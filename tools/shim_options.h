@@ -12,71 +12,44 @@
 #include <stdbool.h>
 
 #include "config.h"
+#include "settings.def"
 
-/* getopt values of the long-only shim flags; a subcommand numbers its own from SHIM_OPT_END. */
+/*
+ * getopt values of the shim flags, one per settings.def row; a flag with a short form uses
+ * its letter instead. A subcommand numbers its own long-only flags from SHIM_OPT_END.
+ */
+#define SHIM_OPT_ROW_(id, key, short, flag, kind, parse, default_value, help) SHIM_OPT_##id,
 enum {
-	SHIM_OPT_LOW_CLASS = 256,
-	SHIM_OPT_HIGH_CLASS,
-	SHIM_OPT_LOG,
-	SHIM_OPT_CONFIG,
-	SHIM_OPT_WRITEBACK,
-	SHIM_OPT_WRITEBACK_STRICT,
-	SHIM_OPT_DROP_BEHIND,
-	SHIM_OPT_LOW_RATE,
-	SHIM_OPT_CGROUP,
-	SHIM_OPT_CGROUP_WEIGHT,
+	SHIM_OPT_BEFORE_FIRST_ = 255,
+	IOTIER_SETTINGS(SHIM_OPT_ROW_)
 	SHIM_OPT_END,
 };
 
 /* Short options, to put at the front of a subcommand's optstring (after "+:"). */
 #define SHIM_SHORT_OPTIONS "l:H:"
 
-/* Entries for a subcommand's struct option array. */
-#define SHIM_LONG_OPTIONS                                                                  \
-	{ "low", required_argument, NULL, 'l' },                                            \
-	{ "high", required_argument, NULL, 'H' },                                           \
-	{ "low-class", required_argument, NULL, SHIM_OPT_LOW_CLASS },                       \
-	{ "high-class", required_argument, NULL, SHIM_OPT_HIGH_CLASS },                     \
-	{ "log", required_argument, NULL, SHIM_OPT_LOG },                                   \
-	{ "config", required_argument, NULL, SHIM_OPT_CONFIG },                             \
-	{ "writeback", required_argument, NULL, SHIM_OPT_WRITEBACK },                       \
-	{ "writeback-strict", no_argument, NULL, SHIM_OPT_WRITEBACK_STRICT },               \
-	{ "drop-behind", required_argument, NULL, SHIM_OPT_DROP_BEHIND },                   \
-	{ "low-rate", required_argument, NULL, SHIM_OPT_LOW_RATE },                         \
-	{ "cgroup", required_argument, NULL, SHIM_OPT_CGROUP },                             \
-	{ "cgroup-weight", required_argument, NULL, SHIM_OPT_CGROUP_WEIGHT }
+/* What each kind of flag takes (see settings.def). */
+#define SHIM_FLAG_ARG_FLAG_RULES required_argument
+#define SHIM_FLAG_ARG_FLAG_SET required_argument
+#define SHIM_FLAG_ARG_FLAG_APPEND required_argument
+#define SHIM_FLAG_ARG_FLAG_PLACE required_argument
+#define SHIM_FLAG_ARG_FLAG_SWITCH no_argument
+
+#define SHIM_LONG_OPTION_(id, key, short, flag, kind, parse, default_value, help)           \
+	{ flag, SHIM_FLAG_ARG_##kind, NULL, (short) ? (short) : SHIM_OPT_##id },
+#define SHIM_HELP_LINES_(id, key, short, flag, kind, parse, default_value, help) help
+
+/* Entries for a subcommand's struct option array (followed by its own and the end). */
+#define SHIM_LONG_OPTIONS IOTIER_SETTINGS(SHIM_LONG_OPTION_)
 
 /* The help text of those flags, for a subcommand's usage. */
-#define SHIM_OPTIONS_HELP                                                                  \
-	"  -l, --low RULES        comma-separated rules for the low tier (repeatable)\n"       \
-	"  -H, --high RULES       rules for the high tier; a high match beats a low one\n"     \
-	"      --low-class C      idle (default) or be:0..be:7\n"                              \
-	"      --high-class C     keep (default), be:N or rt:N\n"                              \
-	"      --log LEVEL        the shim's messages on CMD's stderr: off, warn (default)\n"  \
-	"                         or debug\n"                                                  \
-	"      --config FILE      read IOTIER_* KEY=VALUE lines from FILE\n"                   \
-	"      --cgroup MODE      auto (default), v1, v2 or off: where low processes get a\n"  \
-	"                         cgroup weight (IOTIER_CGROUP)\n"                             \
-	"      --cgroup-weight N  put CMD as a whole in a low cgroup with io weight N\n"       \
-	"                         (1-10000, default 10; bfq caps at 1000) before it starts;\n" \
-	"                         also the weight for processes a low rule matches\n"          \
-	"\n"                                                                                   \
-	"low paths (docs/low-paths.md):\n"                                                     \
-	"      --writeback N      a low thread pushes its own buffered writes to the device\n" \
-	"                         every N bytes per file, so they carry its class (default\n"  \
-	"                         1M; 0 off)\n"                                                \
-	"      --writeback-strict also wait for the previous push to finish (bounded dirty\n"  \
-	"                         data per file, like RocksDB's strict_bytes_per_sync)\n"      \
-	"      --drop-behind GLOBS\n"                                                          \
-	"                         drop the pages written to files whose path matches a glob\n" \
-	"                         from the page cache once written back (repeatable)\n"        \
-	"      --low-rate BYTES   limit all low threads together to BYTES per second of\n"     \
-	"                         reads and writes; high threads are never delayed (default\n" \
-	"                         off)\n"                                                      \
-	"Sizes take a K, M or G suffix (binary).\n"
+#define SHIM_OPTIONS_HELP IOTIER_SETTINGS(SHIM_HELP_LINES_) "Sizes take a K, M or G suffix (binary).\n"
+
+#define SHIM_SETTING_ROW_(id, key, short, flag, kind, parse, default_value, help) SHIM_SETTING_##id,
+enum { IOTIER_SETTINGS(SHIM_SETTING_ROW_) SHIM_SETTINGS_COUNT };
 
 struct shim_flags {
-	int seen_low, seen_high, seen_drop; /* a repeated list flag appends, a first one replaces */
+	bool seen[SHIM_SETTINGS_COUNT];     /* a repeated list flag appends, a first one replaces */
 	bool place_in_cgroup;               /* --cgroup-weight: CMD goes to its low cgroup */
 	const char *empty_flag;             /* "--low" or "--high" given an empty value */
 };

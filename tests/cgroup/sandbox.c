@@ -4,7 +4,7 @@
  * sandbox.h). Tear-down is written to work after any failure: it walks the tree, moves every
  * task it finds back to where the test started, and removes directories bottom-up.
  */
-#include "write_file.h"
+#include "small_file.h"
 #include "sandbox.h"
 
 #include <dirent.h>
@@ -15,23 +15,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-int read_small(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	while (n && (buf[n - 1] == '\n'))
-		buf[--n] = '\0';
-	return 0;
-}
 
 bool dir_exists(const char *path)
 {

@@ -13,6 +13,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "small_file.h"
+
 struct sandbox {
 	char mount[PATH_MAX];   /* hierarchy mount point */
 	char home[PATH_MAX];    /* the cgroup the test started in, as a path */
@@ -32,9 +34,6 @@ void sandbox_destroy(struct sandbox *sb);
 
 /* The cgroup path of thread @tid of @pid in the sandbox's hierarchy, as /proc shows it. */
 int task_cgroup_path(const struct sandbox *sb, pid_t pid, pid_t tid, char *out, size_t len);
-
-/* Read a small file into @buf, trimming the final newline. 0 or -errno. */
-int read_small(const char *path, char *buf, size_t len);
 
 bool dir_exists(const char *path);
 

@@ -26,21 +26,12 @@
 #include "cgroup_tier.h"
 #include "config.h"
 #include "sandbox.h"
+#include "cleanup.h"
 #include "test_env.h"
 
 #define WEIGHT 37
 
 static struct sandbox sb;
-
-#define CHECK(cond, ...)                                                                   \
-	do {                                                                               \
-		if (!(cond)) {                                                             \
-			fprintf(stderr, "%s:%d: check failed: %s: ", __func__, __LINE__, #cond); \
-			fprintf(stderr, __VA_ARGS__);                                      \
-			fputc('\n', stderr);                                               \
-			return 1;                                                          \
-		}                                                                          \
-	} while (0)
 
 static pid_t gettid_(void)
 {
@@ -78,9 +69,13 @@ static int start_parked(pthread_t *t, pid_t *tid)
 	return 0;
 }
 
-static int where(pid_t tid, char *out, size_t len)
+/* Thread @tid of @pid is in cgroup @want, as /proc shows it; else say where it is. */
+static bool in_cgroup(pid_t pid, pid_t tid, const char *want, const char *who)
 {
-	return task_cgroup_path(&sb, getpid(), tid, out, len);
+	char cg[PATH_MAX] = "";
+
+	return EXPECT(task_cgroup_path(&sb, pid, tid, cg, sizeof(cg)) == 0 && !strcmp(cg, want),
+		      "%s: in %s, want %s", who, cg, want);
 }
 
 static int case_low_process(void)
@@ -91,29 +86,34 @@ static int case_low_process(void)
 	pid_t tid;
 
 	load_config(&cfg, WEIGHT);
-	CHECK(start_parked(&t, &tid) == 0, "pthread_create");
-	CHECK(cgroup_tier_init(&cfg) == 0, "init");
-	CHECK(cgroup_tier_version() == 1, "version %d", cgroup_tier_version());
+	if (!EXPECT(start_parked(&t, &tid) == 0, "pthread_create"))
+		return 1;
+	if (!EXPECT(cgroup_tier_init(&cfg) == 0, "init"))
+		return 1;
+	if (!EXPECT(cgroup_tier_version() == 1, "version %d", cgroup_tier_version()))
+		return 1;
 	cgroup_tier_process(true);
 	snprintf(want, sizeof(want), "%s/iotier-low.%d", sb.rel, (int)getpid());
-	CHECK(where(getpid(), cg, sizeof(cg)) == 0 && !strcmp(cg, want), "main in %s, want %s",
-	      cg, want);
-	CHECK(where(tid, cg, sizeof(cg)) == 0 && !strcmp(cg, want), "thread in %s, want %s", cg,
-	      want);
+	if (!in_cgroup(getpid(), getpid(), want, "main"))
+		return 1;
+	if (!in_cgroup(getpid(), tid, want, "thread"))
+		return 1;
 	snprintf(dir, sizeof(dir), "%s/iotier-low.%d", sb.dir, (int)getpid());
 	snprintf(path, sizeof(path), "%s/blkio.bfq.weight", dir);
-	CHECK(read_small(path, text, sizeof(text)) == 0 && !strcmp(text, "37"),
-	      "blkio.bfq.weight '%s'", text);
+	if (!EXPECT(read_small(path, text, sizeof(text)) == 0 && !strcmp(text, "37"),
+		    "blkio.bfq.weight '%s'", text))
+		return 1;
 	unsigned weight;
 
-	CHECK(cgroup_describe_task(getpid(), tid, cg, sizeof(cg), &weight) == 1, "describe");
-	CHECK(!strcmp(cg, want) && weight == WEIGHT, "describe says %s %u", cg, weight);
+	if (!EXPECT(cgroup_describe_task(getpid(), tid, cg, sizeof(cg), &weight) == 1, "describe"))
+		return 1;
+	if (!EXPECT(!strcmp(cg, want) && weight == WEIGHT, "describe says %s %u", cg, weight))
+		return 1;
 	cgroup_tier_exit();
-	CHECK(where(getpid(), cg, sizeof(cg)) == 0 && !strcmp(cg, sb.rel), "after exit in %s", cg);
-	CHECK(where(tid, cg, sizeof(cg)) == 0 && !strcmp(cg, sb.rel), "thread after exit in %s",
-	      cg);
-	CHECK(!dir_exists(dir), "%s left behind", dir);
-	return 0;
+	if (!in_cgroup(getpid(), getpid(), sb.rel, "after exit") ||
+	    !in_cgroup(getpid(), tid, sb.rel, "thread after exit"))
+		return 1;
+	return EXPECT(!dir_exists(dir), "%s left behind", dir) ? 0 : 1;
 }
 
 static int case_mixed_process(void)
@@ -125,29 +125,37 @@ static int case_mixed_process(void)
 	unsigned weight;
 
 	load_config(&cfg, WEIGHT);
-	CHECK(start_parked(&t1, &low_tid) == 0 && start_parked(&t2, &high_tid) == 0, "threads");
-	CHECK(cgroup_tier_init(&cfg) == 0, "init");
+	if (!EXPECT(start_parked(&t1, &low_tid) == 0 && start_parked(&t2, &high_tid) == 0,
+		    "threads"))
+		return 1;
+	if (!EXPECT(cgroup_tier_init(&cfg) == 0, "init"))
+		return 1;
 	cgroup_tier_thread(low_tid, true);
 	cgroup_tier_thread(high_tid, false);
 	snprintf(low, sizeof(low), "%s/iotier-low.%d", sb.rel, (int)getpid());
-	CHECK(where(low_tid, cg, sizeof(cg)) == 0 && !strcmp(cg, low), "low thread in %s", cg);
-	CHECK(where(high_tid, cg, sizeof(cg)) == 0 && !strcmp(cg, sb.rel), "high thread in %s",
-	      cg);
-	CHECK(where(getpid(), cg, sizeof(cg)) == 0 && !strcmp(cg, sb.rel), "main thread in %s",
-	      cg);
-	CHECK(cgroup_describe_task(getpid(), low_tid, cg, sizeof(cg), &weight) == 1 &&
-	      weight == WEIGHT, "low thread weight %u", weight);
-	CHECK(cgroup_describe_task(getpid(), high_tid, cg, sizeof(cg), &weight) == 1 &&
-	      weight == 100, "high thread weight %u (the sandbox's default)", weight);
+	if (!in_cgroup(getpid(), low_tid, low, "low thread"))
+		return 1;
+	if (!in_cgroup(getpid(), high_tid, sb.rel, "high thread"))
+		return 1;
+	if (!in_cgroup(getpid(), getpid(), sb.rel, "main thread"))
+		return 1;
+	if (!EXPECT(cgroup_describe_task(getpid(), low_tid, cg, sizeof(cg), &weight) == 1 &&
+		    weight == WEIGHT, "low thread weight %u", weight))
+		return 1;
+	if (!EXPECT(cgroup_describe_task(getpid(), high_tid, cg, sizeof(cg), &weight) == 1 &&
+		    weight == 100, "high thread weight %u (the sandbox's default)", weight))
+		return 1;
 	/* a low thread that turns high goes back */
 	cgroup_tier_thread(low_tid, false);
-	CHECK(where(low_tid, cg, sizeof(cg)) == 0 && !strcmp(cg, sb.rel), "re-tiered thread in %s",
-	      cg);
+	if (!in_cgroup(getpid(), low_tid, sb.rel, "re-tiered thread"))
+		return 1;
 	cgroup_tier_thread(low_tid, true);
 	cgroup_tier_exit();
 	snprintf(dir, sizeof(dir), "%s/iotier-low.%d", sb.dir, (int)getpid());
-	CHECK(!dir_exists(dir), "%s left behind", dir);
-	CHECK(where(low_tid, cg, sizeof(cg)) == 0 && !strcmp(cg, sb.rel), "low thread after exit");
+	if (!EXPECT(!dir_exists(dir), "%s left behind", dir))
+		return 1;
+	if (!in_cgroup(getpid(), low_tid, sb.rel, "low thread after exit"))
+		return 1;
 	return 0;
 }
 
@@ -157,20 +165,26 @@ static int case_stale(void)
 	struct config cfg;
 	pid_t child = fork();
 
-	CHECK(child >= 0, "fork");
+	if (!EXPECT(child >= 0, "fork"))
+		return 1;
 	if (!child)
 		_exit(0);
 	waitpid(child, NULL, 0);
 	snprintf(dead, sizeof(dead), "%s/iotier-low.%d", sb.dir, (int)child);
 	snprintf(live, sizeof(live), "%s/iotier-low.%d", sb.dir, (int)getppid());
 	snprintf(other, sizeof(other), "%s/not-iotier", sb.dir);
-	CHECK(mkdir(dead, 0755) == 0 && mkdir(live, 0755) == 0 && mkdir(other, 0755) == 0,
-	      "mkdir: %s", strerror(errno));
+	if (!EXPECT(mkdir(dead, 0755) == 0 && mkdir(live, 0755) == 0 && mkdir(other, 0755) == 0,
+		    "mkdir: %s", strerror(errno)))
+		return 1;
 	load_config(&cfg, WEIGHT);
-	CHECK(cgroup_tier_init(&cfg) == 0, "init");
-	CHECK(!dir_exists(dead), "stale %s not removed", dead);
-	CHECK(dir_exists(live), "%s of a live process removed", live);
-	CHECK(dir_exists(other), "%s removed", other);
+	if (!EXPECT(cgroup_tier_init(&cfg) == 0, "init"))
+		return 1;
+	if (!EXPECT(!dir_exists(dead), "stale %s not removed", dead))
+		return 1;
+	if (!EXPECT(dir_exists(live), "%s of a live process removed", live))
+		return 1;
+	if (!EXPECT(dir_exists(other), "%s removed", other))
+		return 1;
 	rmdir(live);
 	rmdir(other);
 	return 0;
@@ -182,12 +196,13 @@ static int case_stale(void)
  */
 static int attempt_without_permission(const char *how)
 {
-	char path[] = "/tmp/iotier-cgroup-stderr.XXXXXX", text[1024], cg[PATH_MAX];
+	char path[] = "/tmp/iotier-cgroup-stderr.XXXXXX", text[1024];
 	struct config cfg;
 	int fd = mkstemp(path), saved = dup(2), lines = 0;
 	pid_t tid = gettid_();
 
-	CHECK(fd >= 0 && saved >= 0, "mkstemp");
+	if (!EXPECT(fd >= 0 && saved >= 0, "mkstemp"))
+		return 1;
 	unlink(path);
 	dup2(fd, 2);
 	load_config(&cfg, WEIGHT);
@@ -199,49 +214,64 @@ static int attempt_without_permission(const char *how)
 	cgroup_tier_exit();
 	dup2(saved, 2);
 	/* the shim's other half: ioprio still settable */
-	CHECK(syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0,
-		      IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0)) == 0, "ioprio_set: %s", strerror(errno));
-	CHECK(syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0) ==
-	      IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0), "ioprio_get");
+	if (!EXPECT(syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0,
+			    IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0)) == 0,
+		    "ioprio_set: %s", strerror(errno)))
+		return 1;
+	if (!EXPECT(syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0) ==
+		    IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0), "ioprio_get"))
+		return 1;
 	memset(text, 0, sizeof(text));
-	CHECK(pread(fd, text, sizeof(text) - 1, 0) >= 0, "pread");
+	if (!EXPECT(pread(fd, text, sizeof(text) - 1, 0) >= 0, "pread"))
+		return 1;
 	for (char *p = text; *p; p++)
 		lines += *p == '\n';
-	CHECK(lines == 1 && !strncmp(text, "iotier: ", 8), "%s: want one warning line, got '%s'",
-	      how, text);
+	if (!EXPECT(lines == 1 && !strncmp(text, "iotier: ", 8),
+		    "%s: want one warning line, got '%s'", how, text))
+		return 1;
 	fprintf(stderr, "%s: %s", how, text);
-	CHECK(where(getpid(), cg, sizeof(cg)) == 0 && !strcmp(cg, sb.rel), "moved to %s", cg);
+	if (!in_cgroup(getpid(), getpid(), sb.rel, "moved"))
+		return 1;
 	return 0;
 }
 
 static int case_readonly_mount(void)
 {
-	CHECK(unshare(CLONE_NEWNS) == 0, "unshare: %s", strerror(errno));
-	CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0, "private");
-	CHECK(mount(sb.mount, sb.mount, NULL, MS_BIND, NULL) == 0, "bind: %s", strerror(errno));
-	CHECK(mount(NULL, sb.mount, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) == 0,
-	      "remount ro: %s", strerror(errno));
+	if (!EXPECT(unshare(CLONE_NEWNS) == 0, "unshare: %s", strerror(errno)))
+		return 1;
+	if (!EXPECT(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0, "private"))
+		return 1;
+	if (!EXPECT(mount(sb.mount, sb.mount, NULL, MS_BIND, NULL) == 0, "bind: %s",
+		    strerror(errno)))
+		return 1;
+	if (!EXPECT(mount(NULL, sb.mount, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) == 0,
+		    "remount ro: %s", strerror(errno)))
+		return 1;
 	return attempt_without_permission("read-only mount");
 }
 
 static int case_not_root(void)
 {
-	CHECK(setgid(65534) == 0 && setuid(65534) == 0, "drop to nobody: %s", strerror(errno));
+	if (!EXPECT(setgid(65534) == 0 && setuid(65534) == 0, "drop to nobody: %s",
+		    strerror(errno)))
+		return 1;
 	return attempt_without_permission("non-root");
 }
 
 static int case_disabled(void)
 {
-	char cg[PATH_MAX];
 	struct config cfg;
 
 	load_config(&cfg, WEIGHT);
 	cfg.cgroup_mode = CGROUP_OFF;
-	CHECK(cgroup_tier_init(&cfg) == 0 && cgroup_tier_version() == 0, "off");
+	if (!EXPECT(cgroup_tier_init(&cfg) == 0 && cgroup_tier_version() == 0, "off"))
+		return 1;
 	cgroup_tier_process(true);
-	CHECK(where(getpid(), cg, sizeof(cg)) == 0 && !strcmp(cg, sb.rel), "moved to %s", cg);
+	if (!in_cgroup(getpid(), getpid(), sb.rel, "moved"))
+		return 1;
 	cfg.cgroup_mode = CGROUP_V2; /* the host's cgroup2 has no io controller */
-	CHECK(cgroup_tier_init(&cfg) == -1, "v2 forced on a host without io");
+	if (!EXPECT(cgroup_tier_init(&cfg) == -1, "v2 forced on a host without io"))
+		return 1;
 	return 0;
 }
 
@@ -332,9 +362,22 @@ static int probe_finish(struct probe *p)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-static int probe_where(const struct probe *p, pid_t tid, char *out, size_t len)
+/* The low cgroup @dir has the test's blkio.bfq.weight. */
+static bool has_weight(const char *dir)
 {
-	return task_cgroup_path(&sb, p->pid, tid, out, len);
+	char path[PATH_MAX + 64], text[64], want[16];
+
+	snprintf(path, sizeof(path), "%s/blkio.bfq.weight", dir);
+	snprintf(want, sizeof(want), "%d", WEIGHT);
+	return EXPECT(read_small(path, text, sizeof(text)) == 0 && !strcmp(text, want),
+		      "%s: '%s', want %s", path, text, want);
+}
+
+/* The probe ended well and its low cgroup went with it. */
+static bool probe_ends_clean(struct probe *p, const char *how)
+{
+	return EXPECT(probe_finish(p) == 0, "probe failed") &&
+	       EXPECT(!dir_exists(p->low_dir), "%s left after %s", p->low_dir, how);
 }
 
 static int prio_of(pid_t tid)
@@ -359,69 +402,70 @@ static int case_shim_low_process(void)
 {
 	static const char *const env[] = { "IOTIER_LOW=comm:cgroup-probe", "IOTIER_LOW_WEIGHT=37",
 					   NULL };
-	char cg[PATH_MAX], path[PATH_MAX + 64], text[64];
 	struct probe p;
 
-	CHECK(probe_start(&p, env, NULL, "exit", false) == 0, "probe did not start");
-	CHECK(probe_where(&p, p.pid, cg, sizeof(cg)) == 0 && !strcmp(cg, p.low), "main in %s", cg);
-	CHECK(probe_where(&p, p.bg, cg, sizeof(cg)) == 0 && !strcmp(cg, p.low), "bg in %s", cg);
-	CHECK(probe_where(&p, p.fg, cg, sizeof(cg)) == 0 && !strcmp(cg, p.low), "fg in %s", cg);
-	snprintf(path, sizeof(path), "%s/blkio.bfq.weight", p.low_dir);
-	CHECK(read_small(path, text, sizeof(text)) == 0 && !strcmp(text, "37"), "weight %s", text);
-	CHECK(prio_of(p.bg) == IDLE && prio_of(p.fg) == IDLE, "ioprio %x %x", prio_of(p.bg),
-	      prio_of(p.fg));
-	CHECK(probe_finish(&p) == 0, "probe failed");
-	CHECK(!dir_exists(p.low_dir), "%s left after exit()", p.low_dir);
-	return 0;
+	/* Each check needs the one before: the first failure ends the case. */
+	bool ok = EXPECT(probe_start(&p, env, NULL, "exit", false) == 0, "probe did not start") &&
+		  in_cgroup(p.pid, p.pid, p.low, "main") &&
+		  in_cgroup(p.pid, p.bg, p.low, "bg") &&
+		  in_cgroup(p.pid, p.fg, p.low, "fg") &&
+		  has_weight(p.low_dir) &&
+		  EXPECT(prio_of(p.bg) == IDLE && prio_of(p.fg) == IDLE, "ioprio %x %x",
+			 prio_of(p.bg), prio_of(p.fg)) &&
+		  probe_ends_clean(&p, "exit()");
+
+	return ok ? 0 : 1;
 }
 
 static int case_shim_mixed(void)
 {
 	static const char *const env[] = { "IOTIER_LOW=bg-*", "IOTIER_LOW_WEIGHT=37", NULL };
-	char cg[PATH_MAX];
 	struct probe p;
 
-	CHECK(probe_start(&p, env, NULL, "exit", false) == 0, "probe did not start");
-	CHECK(probe_where(&p, p.bg, cg, sizeof(cg)) == 0 && !strcmp(cg, p.low), "bg in %s", cg);
-	CHECK(probe_where(&p, p.fg, cg, sizeof(cg)) == 0 && !strcmp(cg, sb.rel), "fg in %s", cg);
-	CHECK(probe_where(&p, p.pid, cg, sizeof(cg)) == 0 && !strcmp(cg, sb.rel), "main in %s",
-	      cg);
-	CHECK(prio_of(p.bg) == IDLE && prio_of(p.fg) != IDLE, "ioprio bg %x fg %x", prio_of(p.bg),
-	      prio_of(p.fg));
-	CHECK(probe_finish(&p) == 0, "probe failed");
-	CHECK(!dir_exists(p.low_dir), "%s left after exit()", p.low_dir);
-	return 0;
+	bool ok = EXPECT(probe_start(&p, env, NULL, "exit", false) == 0, "probe did not start") &&
+		  in_cgroup(p.pid, p.bg, p.low, "bg") &&
+		  in_cgroup(p.pid, p.fg, sb.rel, "fg") &&
+		  in_cgroup(p.pid, p.pid, sb.rel, "main") &&
+		  EXPECT(prio_of(p.bg) == IDLE && prio_of(p.fg) != IDLE, "ioprio bg %x fg %x",
+			 prio_of(p.bg), prio_of(p.fg)) &&
+		  probe_ends_clean(&p, "exit()");
+
+	return ok ? 0 : 1;
 }
 
 static int case_cli_weight(void)
 {
 	static const char *const args[] = { "--cgroup-weight", "37", "--cgroup", "v1", NULL };
-	char cg[PATH_MAX], path[PATH_MAX + 64], text[64];
 	struct probe p;
 
-	CHECK(probe_start(&p, NULL, args, "_exit", false) == 0, "iotier run did not start");
-	CHECK(probe_where(&p, p.pid, cg, sizeof(cg)) == 0 && !strcmp(cg, p.low), "main in %s", cg);
-	CHECK(probe_where(&p, p.fg, cg, sizeof(cg)) == 0 && !strcmp(cg, p.low), "fg in %s", cg);
-	snprintf(path, sizeof(path), "%s/blkio.bfq.weight", p.low_dir);
-	CHECK(read_small(path, text, sizeof(text)) == 0 && !strcmp(text, "37"), "weight %s", text);
-	CHECK(probe_finish(&p) == 0, "probe failed");
-	CHECK(!dir_exists(p.low_dir), "%s left after _exit()", p.low_dir);
-	return 0;
+	bool ok = EXPECT(probe_start(&p, NULL, args, "_exit", false) == 0,
+			 "iotier run did not start") &&
+		  in_cgroup(p.pid, p.pid, p.low, "main") &&
+		  in_cgroup(p.pid, p.fg, p.low, "fg") &&
+		  has_weight(p.low_dir) &&
+		  probe_ends_clean(&p, "_exit()");
+
+	return ok ? 0 : 1;
 }
 
 static int case_shim_readonly(void)
 {
 	static const char *const env[] = { "IOTIER_LOW=bg-*", "IOTIER_LOG=warn", NULL };
-	char cg[PATH_MAX], text[1024];
+	char text[1024];
 	struct probe p;
 
-	CHECK(probe_start(&p, env, NULL, "exit", true) == 0, "probe did not start");
-	CHECK(probe_where(&p, p.bg, cg, sizeof(cg)) == 0 && !strcmp(cg, sb.rel), "bg in %s", cg);
-	CHECK(prio_of(p.bg) == IDLE && prio_of(p.fg) != IDLE, "ioprio bg %x fg %x", prio_of(p.bg),
-	      prio_of(p.fg));
-	CHECK(probe_finish(&p) == 0, "probe failed");
-	CHECK(stderr_lines(&p, text, sizeof(text)) == 1 && !strncmp(text, "iotier: ", 8),
-	      "want one warning line, got '%s'", text);
+	if (!EXPECT(probe_start(&p, env, NULL, "exit", true) == 0, "probe did not start"))
+		return 1;
+	if (!in_cgroup(p.pid, p.bg, sb.rel, "bg"))
+		return 1;
+	if (!EXPECT(prio_of(p.bg) == IDLE && prio_of(p.fg) != IDLE, "ioprio bg %x fg %x",
+		    prio_of(p.bg), prio_of(p.fg)))
+		return 1;
+	if (!EXPECT(probe_finish(&p) == 0, "probe failed"))
+		return 1;
+	if (!EXPECT(stderr_lines(&p, text, sizeof(text)) == 1 && !strncmp(text, "iotier: ", 8),
+		    "want one warning line, got '%s'", text))
+		return 1;
 	fprintf(stderr, "shim, read-only mount: %s", text);
 	return 0;
 }
@@ -442,11 +486,9 @@ static const struct {
 	{ "disabled", case_disabled },
 };
 
-static void on_signal(int sig)
+static void sandbox_cleanup(void *sandbox)
 {
-	sandbox_destroy(&sb);
-	signal(sig, SIG_DFL);
-	raise(sig);
+	sandbox_destroy(sandbox);
 }
 
 int main(int argc, char **argv)
@@ -470,8 +512,7 @@ int main(int argc, char **argv)
 	ret = sandbox_create(&sb, 1);
 	if (ret < 0)
 		return test_skip("no writable cgroup v1 blkio hierarchy");
-	signal(SIGTERM, on_signal);
-	signal(SIGINT, on_signal);
+	test_cleanup_add(sandbox_cleanup, &sb); /* on every exit, signals included */
 	snprintf(probe, sizeof(probe), "%s/blkio.bfq.weight", sb.dir);
 	if (access(probe, F_OK) < 0) {
 		sandbox_destroy(&sb);

@@ -13,6 +13,9 @@
  *             restored after, on failure too), buffered low writes reach the disk through
  *             the flusher at be: the report shows them as the low tier's leak, cause
  *             writeback, attributed to bg-writer; 'low.leak.bytes == 0' fails.
+ *   retitle   a forked child rewrites its command line in place (PostgreSQL's autovacuum
+ *             workers) and matches a cmdline: rule: its reads are counted in tier low at
+ *             idle, the parent's in default, as the shim tagged them.
  *   usage     malformed expressions exit 2 naming column and token, and CMD is not run.
  *   nocap     as user nobody (no capabilities): exactly one line naming CAP_BPF and
  *             CAP_PERFMON, exit 1, and CMD is not run.
@@ -23,7 +26,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <jansson.h>
 #include <sched.h>
 #include <signal.h>
@@ -37,7 +39,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "loopdev.h"
+#include "run_capture.h"
+#include "scratch_fs.h"
+#include "sysctl_guard.h"
 #include "test_env.h"
 
 #define DEV_BYTES (256ull << 20)
@@ -45,130 +49,29 @@
 #define BUFFERED_BYTES (32ull << 20)
 #define READS 256                       /* 4 KiB each, 64 KiB apart */
 
-#define FAIL(...) do { fprintf(stderr, "FAIL: " __VA_ARGS__); fputc('\n', stderr); \
-	return T_EXIT_FAIL; } while (0)
-
 static const char *iotier, *workload;
-static struct loopdev dev = { .index = -1 };
-static char mnt[64];
-static bool mounted;
+static struct scratch_fs fs;
 static char out[1 << 18];
 /* The tier rules of run_check(); by thread name unless a test says otherwise. */
 static const char *low_rule = "bg-*", *high_rule = "fg-*";
 
 /* ---- vm.dirty_* lowered for the buffered test, restored on every exit ---- */
 
-static const char *const dirty_keys[] = {
-	"dirty_background_bytes", "dirty_bytes", "dirty_background_ratio", "dirty_ratio",
-};
-static char dirty_saved[4][32];
-static bool dirty_changed;
-
-static int sysctl_rw(const char *key, char *value, size_t len, bool write_it)
-{
-	char path[96];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/sys/vm/%s", key);
-	fd = open(path, (write_it ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = write_it ? write(fd, value, strlen(value)) : read(fd, value, len - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	if (!write_it) {
-		value[n] = '\0';
-		value[strcspn(value, "\n")] = '\0';
-	}
-	return 0;
-}
-
-static void dirty_restore(void)
-{
-	if (!dirty_changed)
-		return;
-	/* Writing a *_bytes value zeroes its *_ratio twin and back: restore the one in use. */
-	for (int i = 0; i < 2; i++) {
-		bool bytes_in_use = strcmp(dirty_saved[i], "0") != 0;
-
-		sysctl_rw(dirty_keys[bytes_in_use ? i : i + 2], dirty_saved[bytes_in_use ? i : i + 2],
-			  0, true);
-	}
-	dirty_changed = false;
-}
-
 static int dirty_lower(void)
 {
-	char v1[] = "1048576", v2[] = "4194304";
-
-	for (int i = 0; i < 4; i++)
-		if (sysctl_rw(dirty_keys[i], dirty_saved[i], sizeof(dirty_saved[i]), false) < 0)
-			return -1;
-	dirty_changed = true;
-	if (sysctl_rw("dirty_background_bytes", v1, 0, true) < 0 ||
-	    sysctl_rw("dirty_bytes", v2, 0, true) < 0)
+	if (sysctl_save("vm/dirty_background_ratio") < 0 || sysctl_save("vm/dirty_ratio") < 0 ||
+	    sysctl_set("vm/dirty_background_bytes", "1048576") < 0 ||
+	    sysctl_set("vm/dirty_bytes", "4194304") < 0)
 		return -1;
 	return 0;
-}
-
-static void cleanup(void)
-{
-	dirty_restore();
-	if (mounted) {
-		umount2(mnt, MNT_DETACH);
-		mounted = false;
-	}
-	if (mnt[0])
-		rmdir(mnt);
-	mnt[0] = '\0';
-	loopdev_destroy(&dev);
-}
-
-static void on_signal(int sig)
-{
-	dirty_restore();
-	signal(sig, SIG_DFL);
-	raise(sig);
 }
 
 /* ---- running programs ---- */
 
 /* Run @argv with stdout and stderr into `out`; returns its exit status, or -1. */
-static bool run_as_nobody; /* run() drops to user nobody before exec (mode nocap) */
-
 static int run(const char *const *argv)
 {
-	size_t len = 0;
-	int pipefd[2], status;
-	pid_t pid;
-	ssize_t r;
-
-	if (pipe2(pipefd, O_CLOEXEC) < 0)
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		dup2(pipefd[1], 1);
-		dup2(pipefd[1], 2);
-		/* nobody: no capabilities at all, and none regained across exec */
-		if (run_as_nobody && (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
-				      setresuid(65534, 65534, 65534)))
-			_exit(126);
-		execv(argv[0], (char *const *)argv);
-		execvp(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	close(pipefd[1]);
-	while ((r = read(pipefd[0], out + len, sizeof(out) - 1 - len)) > 0)
-		len += (size_t)r;
-	out[len] = '\0';
-	close(pipefd[0]);
-	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status))
-		return -1;
-	return WEXITSTATUS(status);
+	return run_capture(argv, out, sizeof(out), NULL);
 }
 
 /* `iotier check --low bg-* --high fg-* -d DEV [extra...] -- workload MODE ...` */
@@ -180,7 +83,7 @@ static int run_check(const char *mode, const char *wfile, unsigned long long wby
 	int n = 0, ret;
 
 	snprintf(wb, sizeof(wb), "%llu", wbytes);
-	snprintf(rfile, sizeof(rfile), "%s/read.dat", mnt);
+	snprintf(rfile, sizeof(rfile), "%s/read.dat", fs.mnt);
 	snprintf(reads, sizeof(reads), "%d", READS);
 	argv[n++] = iotier;
 	argv[n++] = "check";
@@ -189,7 +92,7 @@ static int run_check(const char *mode, const char *wfile, unsigned long long wby
 	argv[n++] = "--high";
 	argv[n++] = high_rule;
 	argv[n++] = "-d";
-	argv[n++] = dev.path;
+	argv[n++] = fs.dev.path;
 	for (; extra && *extra && n < 50; extra++)
 		argv[n++] = *extra;
 	argv[n++] = "--";
@@ -207,7 +110,7 @@ static int run_check(const char *mode, const char *wfile, unsigned long long wby
 	return ret;
 }
 
-static int write_file(const char *path, unsigned long long bytes)
+static int write_data(const char *path, unsigned long long bytes)
 {
 	void *buf;
 	int fd;
@@ -237,42 +140,24 @@ static int write_file(const char *path, unsigned long long bytes)
 /* Root, a private mount namespace, a loop device with ext4 on it, and the two data files. */
 static int setup(void)
 {
-	const char *mkfs[] = { "mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0",
-			       dev.path, NULL };
-	char path[128];
+	static const char *const mkfs_args[] = { "-E", "lazy_itable_init=0,lazy_journal_init=0",
+						 NULL };
+	const struct scratch_fs_opts opts = {
+		.bytes = DEV_BYTES, .scheduler = "mq-deadline",
+		.type = "ext4", .mkfs_args = mkfs_args, .mnt = "/tmp/iotier-check.XXXXXX",
+	};
+	char path[PATH_MAX + 16];
 	int ret;
 
-	if (geteuid() != 0)
-		return test_skip("needs root");
-	if (unshare(CLONE_NEWNS) < 0)
-		return test_skip("cannot create a mount namespace");
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		return test_skip("cannot make mounts private");
-	ret = loopdev_create(&dev, NULL, DEV_BYTES, "mq-deadline", 0);
-	if (ret == -EPERM || ret == -ENOENT || ret == -ENXIO || ret == -EACCES)
-		return test_skip("no loop devices");
-	if (ret < 0)
-		FAIL("loopdev_create: %s", strerror(-ret));
-	mkfs[5] = dev.path;
-	ret = run(mkfs);
-	if (ret == 127)
-		return test_skip("no mkfs.ext4");
-	if (ret != 0)
-		FAIL("mkfs.ext4 %s exited %d: %s", dev.path, ret, out);
-	snprintf(mnt, sizeof(mnt), "/tmp/iotier-check.XXXXXX");
-	if (!mkdtemp(mnt)) {
-		mnt[0] = '\0';
-		FAIL("mkdtemp: %s", strerror(errno));
-	}
-	if (mount(dev.path, mnt, "ext4", 0, NULL) < 0)
-		FAIL("mount %s: %s", dev.path, strerror(errno));
-	mounted = true;
-	snprintf(path, sizeof(path), "%s/read.dat", mnt);
-	if (write_file(path, (unsigned long long)READS * 64 * 1024) < 0)
-		FAIL("writing %s: %s", path, strerror(errno));
-	snprintf(path, sizeof(path), "%s/direct.dat", mnt);
-	if (write_file(path, WRITE_BYTES) < 0)
-		FAIL("writing %s: %s", path, strerror(errno));
+	ret = scratch_fs_create(&fs, &opts);
+	if (ret)
+		return ret;
+	snprintf(path, sizeof(path), "%s/read.dat", fs.mnt);
+	if (write_data(path, (unsigned long long)READS * 64 * 1024) < 0)
+		return test_fail("writing %s: %s", path, strerror(errno));
+	snprintf(path, sizeof(path), "%s/direct.dat", fs.mnt);
+	if (write_data(path, WRITE_BYTES) < 0)
+		return test_fail("writing %s: %s", path, strerror(errno));
 	sync();
 	return 0;
 }
@@ -319,6 +204,22 @@ static bool about(json_int_t got, json_int_t want, json_int_t missed, json_int_t
 	return want - got <= missed * unit;
 }
 
+/*
+ * @got is @want, or at most LOST_SLACK (plus @missed) short of it, said in a note. For
+ * tests that judge tiers: a few lost completions (issue 16, item 11) must not fail them,
+ * while a whole half of the reads in the wrong tier still does.
+ */
+#define LOST_SLACK 16
+static bool within(json_int_t got, json_int_t want, json_int_t missed)
+{
+	if (got < want && got >= want - LOST_SLACK - (missed > 0 ? missed : 0)) {
+		fprintf(stderr, "note: %lld short of %lld (%lld tracer runs skipped)\n",
+			(long long)(want - got), (long long)want, (long long)missed);
+		return true;
+	}
+	return got == want;
+}
+
 /* ---- modes ---- */
 
 static int test_direct(void)
@@ -361,28 +262,28 @@ static int test_direct(void)
 		"--expect", "default.bytes == 0",
 		NULL,
 	};
-	const char *cmd_fails[] = { iotier, "check", "-d", dev.path, "--expect",
+	const char *cmd_fails[] = { iotier, "check", "-d", fs.dev.path, "--expect",
 				    "low.bytes == 0", "--", "/bin/sh", "-c", "exit 3", NULL };
 	json_error_t jerr;
 	json_int_t missed;
 	json_t *root;
 	int ret;
 
-	snprintf(wfile, sizeof(wfile), "%s/direct.dat", mnt);
-	snprintf(json1, sizeof(json1), "%s/run1.json", mnt);
-	snprintf(json2, sizeof(json2), "%s/run2.json", mnt);
+	snprintf(wfile, sizeof(wfile), "%s/direct.dat", fs.mnt);
+	snprintf(json1, sizeof(json1), "%s/run1.json", fs.mnt);
+	snprintf(json2, sizeof(json2), "%s/run2.json", fs.mnt);
 
 	ret = run_check("direct", wfile, WRITE_BYTES, holding);
 	if (bpf_unavailable(ret))
 		return test_skip("the BPF tracer cannot load here");
 	if (ret != 0)
-		FAIL("holding expectations: exit %d, want 0:\n%s", ret, out);
+		return test_fail("holding expectations: exit %d, want 0:\n%s", ret, out);
 	if (count_lines("  ok    ") != 8)
-		FAIL("want 8 'ok' lines:\n%s", out);
+		return test_fail("want 8 'ok' lines:\n%s", out);
 
 	root = json_load_file(json1, 0, &jerr);
 	if (!root)
-		FAIL("%s: %s", json1, jerr.text);
+		return test_fail("%s: %s", json1, jerr.text);
 	missed = jint(root, "counters/missed_program_runs");
 	/* Exact, unless the kernel reported skipped tracer runs: then at most that many short. */
 	if (!about(jint(root, "tiers/low/ops/write/classes/idle/bytes"), WRITE_BYTES, missed,
@@ -392,26 +293,27 @@ static int test_direct(void)
 	    !about(jint(root, "tiers/high/ops/read/count"), READS, missed, 1) ||
 	    !about(jint(root, "tiers/high/ops/read/bytes"), READS * 4096, missed, 4096)) {
 		json_decref(root);
-		FAIL("JSON report does not hold the exact I/O (%lld tracer runs skipped):\n%s",
-		     (long long)missed, out);
+		return test_fail("JSON report does not hold the exact I/O (%lld tracer runs skipped):\n%s",
+				 (long long)missed, out);
 	}
 	json_decref(root);
 
 	ret = run_check("direct", wfile, WRITE_BYTES, with_baseline);
 	if (ret != 0)
-		FAIL("baseline expectations: exit %d, want 0:\n%s", ret, out);
+		return test_fail("baseline expectations: exit %d, want 0:\n%s", ret, out);
 	if (count_lines("  ok    ") != 2)
-		FAIL("want 2 'ok' lines:\n%s", out);
+		return test_fail("want 2 'ok' lines:\n%s", out);
 
 	ret = run_check("direct", wfile, WRITE_BYTES, failing);
 	if (ret != 1)
-		FAIL("failing expectations: exit %d, want 1:\n%s", ret, out);
+		return test_fail("failing expectations: exit %d, want 1:\n%s", ret, out);
 	if (count_lines("  FAIL  ") != 7 || count_lines("  ok    ") != 0 ||
 	    !strstr(out, "FAIL  low.write.class == be: measured idle, limit be") ||
 	    !strstr(out, "FAIL  low.bytes > 1GiB: measured 16MiB, limit 1GiB") ||
 	    !strstr(out, "FAIL  default.write.p99 < 10s: no I/O measured for 'default.write.p99'") ||
 	    !strstr(out, "7 of 7 expectations failed"))
-		FAIL("want each of 7 expectations reported as FAIL with measured and limit:\n%s", out);
+		return test_fail("want each of 7 expectations reported as FAIL with measured and limit:\n%s",
+				 out);
 
 	/* A command-line rule alone: the workload's command line reaches the rules through the
 	 * exec event, so both threads are low, and the shim made both idle. */
@@ -421,13 +323,57 @@ static int test_direct(void)
 	low_rule = "bg-*";
 	high_rule = "fg-*";
 	if (ret != 0)
-		FAIL("command-line rule: exit %d, want 0:\n%s", ret, out);
+		return test_fail("command-line rule: exit %d, want 0:\n%s", ret, out);
 
 	/* CMD's own failure is reported apart from the expectations, which all hold. */
 	ret = run(cmd_fails);
 	if (ret != 1 || !strstr(out, "ok    low.bytes == 0") ||
 	    !strstr(out, "command failed: '/bin/sh' exited with status 3"))
-		FAIL("a failing command: exit %d, want 1 and a 'command failed' line:\n%s", ret, out);
+		return test_fail("a failing command: exit %d, want 1 and a 'command failed' line:\n%s",
+				 ret, out);
+	return T_EXIT_PASS;
+}
+
+/*
+ * A forked child that rewrites its command line in place, as PostgreSQL's autovacuum
+ * workers do, under a cmdline: rule for the new title: the shim makes the child's reads
+ * idle, and check must count them in tier low (at idle) and the parent's in default.
+ */
+static int test_retitle(void)
+{
+	char json[128];
+	const char *extra[] = { "--json", json, NULL };
+	json_int_t missed, low, low_idle, dflt;
+	json_error_t jerr;
+	json_t *root;
+	int ret;
+
+	snprintf(json, sizeof(json), "%s/retitle.json", fs.mnt);
+	low_rule = "cmdline:cw: autovacuum*";
+	high_rule = "no-such-thread";
+	ret = run_check("retitle", "-", 0, extra);
+	if (bpf_unavailable(ret))
+		return test_skip("the BPF tracer cannot load here");
+	if (ret != 0)
+		return test_fail("retitle: exit %d, want 0:\n%s", ret, out);
+	root = json_load_file(json, 0, &jerr);
+	if (!root)
+		return test_fail("%s: %s", json, jerr.text);
+	missed = jint(root, "counters/missed_program_runs");
+	low = jint(root, "tiers/low/ops/read/count");
+	low_idle = jint(root, "tiers/low/ops/read/classes/idle/count");
+	dflt = jint(root, "tiers/default/ops/read/count");
+	json_decref(root);
+	/*
+	 * Tiers are what is judged here, not exact counts: this kernel sometimes loses a
+	 * completion even to a plain tracepoint counter, with no skipped run to show for it
+	 * (issue 16, item 11). A few short is tolerated; reads in the wrong tier are not (before
+	 * the fix, all READS were in default and none in low).
+	 */
+	if (!within(low, READS / 2, missed) || low_idle != low || !within(dflt, READS / 2, missed))
+		return test_fail("want %d reads in low, all at idle, and %d in default; got low %lld "
+				 "(idle %lld), default %lld:\n%s", READS / 2, READS / 2, (long long)low,
+				 (long long)low_idle, (long long)dflt, out);
 	return T_EXIT_PASS;
 }
 
@@ -449,33 +395,34 @@ static int test_buffered(void)
 	size_t i;
 	int ret;
 
-	snprintf(wfile, sizeof(wfile), "%s/buffered.dat", mnt);
-	snprintf(json, sizeof(json), "%s/buffered.json", mnt);
+	snprintf(wfile, sizeof(wfile), "%s/buffered.dat", fs.mnt);
+	snprintf(json, sizeof(json), "%s/buffered.json", fs.mnt);
 	if (dirty_lower() < 0)
 		return test_skip("cannot lower vm.dirty_bytes");
 	ret = run_check("buffered", wfile, BUFFERED_BYTES, expects);
-	dirty_restore();
+	sysctl_restore();
 	if (bpf_unavailable(ret))
 		return test_skip("the BPF tracer cannot load here");
 	if (ret != 1)
-		FAIL("exit %d, want 1 ('low.leak.bytes == 0' must fail):\n%s", ret, out);
+		return test_fail("exit %d, want 1 ('low.leak.bytes == 0' must fail):\n%s", ret,
+				 out);
 	if (!strstr(out, "FAIL  low.leak.bytes == 0: measured ") ||
 	    !strstr(out, "ok    low.leak.bytes >= 16MiB") ||
 	    !strstr(out, "ok    low.leak.writeback.bytes > 0") ||
 	    !strstr(out, "ok    high.leak.bytes == 0") || count_lines("  FAIL  ") != 1)
-		FAIL("want only 'low.leak.bytes == 0' to fail:\n%s", out);
+		return test_fail("want only 'low.leak.bytes == 0' to fail:\n%s", out);
 
 	root = json_load_file(json, 0, &jerr);
 	if (!root)
-		FAIL("%s: %s", json, jerr.text);
+		return test_fail("%s: %s", json, jerr.text);
 	missed = jint(root, "counters/missed_program_runs");
 	if (!about(jint(root, "tiers/low/leak_bytes") < (json_int_t)BUFFERED_BYTES ?
 		   jint(root, "tiers/low/leak_bytes") : (json_int_t)BUFFERED_BYTES,
 		   BUFFERED_BYTES, missed, 4 << 20) ||
 	    jint(root, "tiers/low/ops/write/leak/causes/writeback/bytes") <= 0) {
 		json_decref(root);
-		FAIL("JSON: want at least %llu leaked low bytes, some by writeback:\n%s",
-		     BUFFERED_BYTES, out);
+		return test_fail("JSON: want at least %llu leaked low bytes, some by writeback:\n%s",
+				 BUFFERED_BYTES, out);
 	}
 	threads = json_object_get(root, "threads");
 	json_array_foreach(threads, i, row) {
@@ -488,7 +435,8 @@ static int test_buffered(void)
 	}
 	json_decref(root);
 	if (!writer_row)
-		FAIL("JSON: no leaked writeback row attributed to thread bg-writer:\n%s", out);
+		return test_fail("JSON: no leaked writeback row attributed to thread bg-writer:\n%s",
+				 out);
 	return T_EXIT_PASS;
 }
 
@@ -506,7 +454,7 @@ static int test_usage(void)
 	int fd = mkstemp(marker);
 
 	if (fd < 0)
-		FAIL("mkstemp: %s", strerror(errno));
+		return test_fail("mkstemp: %s", strerror(errno));
 	close(fd);
 	unlink(marker);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -515,11 +463,12 @@ static int test_usage(void)
 		int ret = run(argv);
 
 		if (ret != 2 || !strstr(out, cases[i].want) || !strstr(out, cases[i].expr))
-			FAIL("'%s': exit %d, want 2 and '%s':\n%s", cases[i].expr, ret, cases[i].want,
-			     out);
+			return test_fail("'%s': exit %d, want 2 and '%s':\n%s", cases[i].expr, ret,
+					 cases[i].want, out);
 		if (access(marker, F_OK) == 0) {
 			unlink(marker);
-			FAIL("'%s': the command ran despite the usage error", cases[i].expr);
+			return test_fail("'%s': the command ran despite the usage error",
+					 cases[i].expr);
 		}
 	}
 	{
@@ -529,7 +478,7 @@ static int test_usage(void)
 
 		if (ret != 2 || !strstr(out, "--baseline: /nonexistent.json") ||
 		    access(marker, F_OK) == 0)
-			FAIL("missing baseline: exit %d, want 2:\n%s", ret, out);
+			return test_fail("missing baseline: exit %d, want 2:\n%s", ret, out);
 	}
 	return T_EXIT_PASS;
 }
@@ -546,22 +495,20 @@ static int test_nocap(void)
 		return test_skip("needs root to drop to user nobody");
 	fd = mkstemp(marker);
 	if (fd < 0)
-		FAIL("mkstemp: %s", strerror(errno));
+		return test_fail("mkstemp: %s", strerror(errno));
 	close(fd);
 	unlink(marker);
-	run_as_nobody = true;
-	ret = run(argv);
-	run_as_nobody = false;
+	ret = run_capture(argv, out, sizeof(out), run_as_nobody);
 	if (access(marker, F_OK) == 0) {
 		unlink(marker);
-		FAIL("without capabilities the command ran anyway");
+		return test_fail("without capabilities the command ran anyway");
 	}
 	if (ret != 1)
-		FAIL("without capabilities: exit %d, want 1:\n%s", ret, out);
+		return test_fail("without capabilities: exit %d, want 1:\n%s", ret, out);
 	if (!strstr(out, "CAP_BPF") || !strstr(out, "CAP_PERFMON") || count_lines("\n") != 1 ||
 	    strncmp(out, "iotier check: ", 14))
-		FAIL("want one line 'iotier check: ...' naming CAP_BPF and CAP_PERFMON, got:\n%s",
-		     out);
+		return test_fail("want one line 'iotier check: ...' naming CAP_BPF and CAP_PERFMON, got:\n%s",
+				 out);
 	return T_EXIT_PASS;
 }
 
@@ -570,7 +517,7 @@ int main(int argc, char **argv)
 	int ret;
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: check-test IOTIER WORKLOAD direct|buffered|usage|nocap\n");
+		fprintf(stderr, "usage: check-test IOTIER WORKLOAD direct|buffered|retitle|usage|nocap\n");
 		return T_EXIT_FAIL;
 	}
 	iotier = argv[1];
@@ -579,9 +526,6 @@ int main(int argc, char **argv)
 		return test_usage();
 	if (!strcmp(argv[3], "nocap"))
 		return test_nocap();
-	atexit(cleanup);
-	signal(SIGTERM, on_signal);
-	signal(SIGINT, on_signal);
 	ret = setup();
 	if (ret)
 		return ret;
@@ -589,5 +533,7 @@ int main(int argc, char **argv)
 		return test_direct();
 	if (!strcmp(argv[3], "buffered"))
 		return test_buffered();
-	FAIL("unknown mode '%s'", argv[3]);
+	if (!strcmp(argv[3], "retitle"))
+		return test_retitle();
+	return test_fail("unknown mode '%s'", argv[3]);
 }

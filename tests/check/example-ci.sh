@@ -11,36 +11,26 @@ set -u
 iotier=$1
 script=$2
 
-skip() {
-  if [ "${IOTIER_TEST_STRICT:-0}" != 0 ]; then
-    echo "FAIL (strict mode, would skip): $1"
-    exit 1
-  fi
-  echo "SKIP: $1"
-  exit 77
-}
-fail() {
-  echo "FAIL: $1"
-  exit 1
-}
+# shellcheck source=../lib/testlib.sh
+. "$(dirname "$0")/../lib/testlib.sh"
 
-[ "$(id -u)" = 0 ] || skip "needs root"
-[ -x /usr/bin/db_bench ] || skip "no /usr/bin/db_bench (rocksdb-tools)"
-command -v mkfs.ext4 >/dev/null || skip "no mkfs.ext4"
-command -v python3 >/dev/null || skip "no python3"
+[ "$(id -u)" = 0 ] || test_skip "needs root"
+[ -x /usr/bin/db_bench ] || test_skip "no /usr/bin/db_bench (rocksdb-tools)"
+command -v mkfs.ext4 >/dev/null || test_skip "no mkfs.ext4"
+command -v python3 >/dev/null || test_skip "no python3"
 
-out=$(mktemp -d /tmp/iotier-example-ci.XXXXXX)
-trap 'rm -rf "$out"' EXIT
+out=''
+test_tmpdir out /tmp/iotier-example-ci.XXXXXX
 
 IOTIER=$iotier OUT=$out DURATION=5 P99_LIMIT= sh "$script" > "$out/stdout" 2>&1
 status=$?
 cat "$out/stdout"
 if [ $status = 1 ] && grep -q "cannot load the BPF program" "$out/stdout"; then
-  skip "the BPF tracer cannot load here"
+  test_skip "the BPF tracer cannot load here"
 fi
-[ $status = 0 ] || fail "the example gate exited $status"
-[ -s "$out/iotier-check.json" ] || fail "no JSON report archived"
-python3 - "$out/iotier-check.json" <<'PY' || fail "the report does not show compaction I/O at idle"
+[ $status = 0 ] || test_fail "the example gate exited $status"
+[ -s "$out/iotier-check.json" ] || test_fail "no JSON report archived"
+python3 - "$out/iotier-check.json" <<'PY' || test_fail "the report does not show compaction I/O at idle"
 import json, sys
 r = json.load(open(sys.argv[1]))
 low = r["tiers"]["low"]

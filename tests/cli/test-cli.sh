@@ -8,13 +8,13 @@ set -u
 iotier=$1
 probe=$2
 fail=0
-work=$(mktemp -d)
+# shellcheck source=../lib/testlib.sh
+. "$(dirname "$0")/../lib/testlib.sh"
+work=''
+test_tmpdir work /tmp/iotier-test-cli.XXXXXX
 holder=""
-cleanup() {
-  [ -n "$holder" ] && kill "$holder" 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
+# shellcheck disable=SC2016 # expanded when the cleanup runs
+test_cleanup_add '[ -n "$holder" ] && kill "$holder" 2>/dev/null'
 
 expect_usage_error() { # expected-stderr-substring args...
   local want=$1

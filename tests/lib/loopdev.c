@@ -5,7 +5,8 @@
  * that crashes leaves nothing behind: the kernel detaches the device when its last fd closes.
  */
 #include "loopdev.h"
-#include "write_file.h"
+#include "run_capture.h"
+#include "small_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -51,6 +52,14 @@ static void release(const char *path)
 			close(held_fd[i]);
 			held_fd[i] = -1;
 		}
+}
+
+void loopdev_settle(void)
+{
+	const char *argv[] = { "udevadm", "settle", "-t", "5", NULL };
+	char out[256];
+
+	run_capture(argv, out, sizeof(out), NULL); /* no udevadm: nothing to wait for */
 }
 
 int loopdev_create(struct loopdev *dev, const char *dir, size_t bytes, const char *scheduler,

@@ -30,6 +30,12 @@ int loopdev_create(struct loopdev *dev, const char *dir, size_t bytes, const cha
 /* Detach the device and remove its backing file. Safe to call twice, or after a failure. */
 void loopdev_destroy(struct loopdev *dev);
 
+/*
+ * Wait (up to 5 s) until udev has handled the events of new devices and file systems: its
+ * probes read the device, and a test that counts requests must not count those.
+ */
+void loopdev_settle(void);
+
 /* Write @value to /sys/block/<name>/queue/<attr>. Returns 0 or -errno. */
 int loopdev_queue_set(const struct loopdev *dev, const char *attr, const char *value);
 

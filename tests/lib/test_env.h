@@ -1,50 +1,51 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_env.h: how iotier's integration tests skip and clean up. A test that cannot run here
- * (no root, no BPF, no loop device) exits 77, which meson reports as a skip; with
+ * test_env.h: how iotier's integration tests judge, skip and fail. A test that cannot run
+ * here (no root, no BPF, no loop device) exits 77, which meson reports as a skip; with
  * IOTIER_TEST_STRICT=1, as CI sets it, the same situation is a failure, because CI can run
  * every test and a silent skip would hide a broken rig.
  */
 #ifndef IOTIER_TEST_ENV_H
 #define IOTIER_TEST_ENV_H
 
+#include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 
 #define T_EXIT_PASS 0
 #define T_EXIT_FAIL 1
 #define T_EXIT_SKIP 77
 
+/* Failed EXPECTs so far, in every thread of the process. */
+extern _Atomic int test_failures;
+
 /*
- * Check a condition without stopping: print where and why it failed and count it in the
- * including file's own `failures` counter, which it defines (atomic where threads check).
+ * The one assertion: check @cond without stopping. A failure is printed with where it
+ * was, the condition and the printf-style message, and counted in test_failures. It is
+ * an expression, true when @cond held, so that a check the rest depends on can stop:
+ *   if (!EXPECT(fd >= 0, "open %s: %m", path))
+ *           return T_EXIT_FAIL;
  */
-#define EXPECT(cond, ...)                                                                  \
-	do {                                                                               \
-		if (!(cond)) {                                                             \
-			fprintf(stderr, "%s:%d: FAIL: ", __FILE__, __LINE__);              \
-			fprintf(stderr, __VA_ARGS__);                                      \
-			fputc('\n', stderr);                                               \
-			failures++;                                                        \
-		}                                                                          \
-	} while (0)
+#define EXPECT(cond, ...) test_expect(!!(cond), __FILE__, __LINE__, #cond, __VA_ARGS__)
 
-static inline int test_strict(void)
-{
-	const char *s = getenv("IOTIER_TEST_STRICT");
+bool test_expect(bool ok, const char *file, int line, const char *cond, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
 
-	return s && *s && *s != '0';
-}
+/* T_EXIT_FAIL if any EXPECT failed, else T_EXIT_PASS. */
+int test_result(void);
+
+/* Print "FAIL: <message>" and return T_EXIT_FAIL:  return test_fail("mount: %m"); */
+int test_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* IOTIER_TEST_STRICT is set and not 0. */
+bool test_strict(void);
 
 /* Returns the exit status for "cannot run here: @why"; print the reason either way. */
-static inline int test_skip(const char *why)
-{
-	if (test_strict()) {
-		fprintf(stderr, "FAIL (strict mode, would skip): %s\n", why);
-		return T_EXIT_FAIL;
-	}
-	fprintf(stderr, "SKIP: %s\n", why);
-	return T_EXIT_SKIP;
-}
+int test_skip(const char *why);
+
+/*
+ * Where failures are printed (stderr) and what each line starts with (""): the VM checker
+ * reports on stdout, on the VM's console, in lines its driver picks out by a prefix.
+ */
+void test_log_to(FILE *stream, const char *prefix);
 
 #endif

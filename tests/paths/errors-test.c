@@ -35,7 +35,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "loopdev.h"
+#include "cleanup.h"
+#include "scratch_fs.h"
 #include "test_env.h"
 
 #define CHUNK (1 << 20)
@@ -299,76 +300,47 @@ static int run_child(const char *self, const char *lib, char *const args[], char
 	return WIFEXITED(status) ? WEXITSTATUS(status) : T_EXIT_FAIL;
 }
 
-static int sh(const char *cmd)
-{
-	int r = system(cmd);
-
-	return r == -1 || !WIFEXITED(r) ? -1 : WEXITSTATUS(r);
-}
-
 /*
  * ext2 (no journal: writeback errors stay with the data) on a loop device whose backing
- * file lives on a small tmpfs, filled up before the child writes.
+ * file lives on a small tmpfs, filled up before the child writes. Both mounts are in the
+ * test's private mount namespace; the guardian removes the directory (tests/lib).
  */
 static int parent_wb(const char *self, const char *lib, const char *mode)
 {
-	char top[] = "/tmp/iotier-errors.XXXXXX", tmpfs[4200], mnt[4200], filler[4300];
-	char file[4300], cmd[8800];
-	struct loopdev dev = { .index = -1 };
-	int ret = T_EXIT_FAIL, tmpfs_up = 0, mnt_up = 0, r;
+	char top[] = "/tmp/iotier-errors.XXXXXX", tmpfs[64], mnt[64], filler[80], file[80];
+	char *args[] = { (char *)self, (char *)lib, "child-wb", file, filler, NULL };
+	char *drop[] = { "IOTIER_DROP_BEHIND=*/wb.log", "IOTIER_LOW=bg-*", NULL };
+	char *strict[] = { "IOTIER_LOW=bg-*", "IOTIER_WRITEBACK=1M", "IOTIER_WRITEBACK_STRICT=1",
+			   NULL };
+	struct scratch_fs_opts opts = { .bytes = 32u << 20, .backing_dir = tmpfs, .type = "ext2",
+					.mnt = mnt };
+	struct scratch_fs fs;
+	char cmd[200];
+	int ret;
 
 	if (geteuid() != 0)
 		return test_skip("needs root for tmpfs, a loop device and a mount");
-	if (!mkdtemp(top))
-		return T_EXIT_FAIL;
+	if ((ret = scratch_fs_private_mounts()))
+		return ret;
+	if (test_tmpdir(top) < 0)
+		return test_fail("cannot create %s", top);
 	snprintf(tmpfs, sizeof(tmpfs), "%s/backing", top);
 	snprintf(mnt, sizeof(mnt), "%s/mnt", top);
 	snprintf(filler, sizeof(filler), "%s/filler", tmpfs);
 	snprintf(file, sizeof(file), "%s/wb.log", mnt);
-	if (mkdir(tmpfs, 0700) || mkdir(mnt, 0700))
-		goto out;
-	if (mount("iotier-errors", tmpfs, "tmpfs", 0, "size=48m")) {
-		ret = test_skip("cannot mount a tmpfs");
-		goto out;
-	}
-	tmpfs_up = 1;
-	r = loopdev_create(&dev, tmpfs, 32u << 20, NULL, 0);
-	if (r < 0) {
-		fprintf(stderr, "loop device: %s\n", strerrordesc_np(-r));
-		ret = r == -EPERM || r == -ENOENT || r == -ENXIO ? test_skip("no loop device")
-								  : T_EXIT_FAIL;
-		goto out;
-	}
-	snprintf(cmd, sizeof(cmd), "mkfs.ext2 -q -F %s >/dev/null 2>&1", dev.path);
-	if (sh(cmd) != 0) {
-		ret = test_skip("mkfs.ext2 failed (e2fsprogs missing?)");
-		goto out;
-	}
-	if (mount(dev.path, mnt, "ext2", 0, NULL)) {
-		perror("mount ext2");
-		goto out;
-	}
-	mnt_up = 1;
-	/* Fill the tmpfs: the loop device's next writes to new blocks fail with ENOSPC. */
+	if (mkdir(tmpfs, 0700))
+		return test_fail("mkdir %s: %s", tmpfs, strerror(errno));
+	if (mount("iotier-errors", tmpfs, "tmpfs", 0, "size=48m"))
+		return test_skip("cannot mount a tmpfs");
+	if ((ret = scratch_fs_create(&fs, &opts)))
+		return ret;
+	/* Fill the tmpfs (dd ends with ENOSPC): the loop device's next new blocks fail too. */
 	snprintf(cmd, sizeof(cmd), "dd if=/dev/zero of=%s bs=1M >/dev/null 2>&1", filler);
-	sh(cmd);
-	{
-		char *args[] = { (char *)self, (char *)lib, "child-wb", file, filler, NULL };
-		char *drop[] = { "IOTIER_DROP_BEHIND=*/wb.log", "IOTIER_LOW=bg-*", NULL };
-		char *strict[] = { "IOTIER_LOW=bg-*", "IOTIER_WRITEBACK=1M",
-				   "IOTIER_WRITEBACK_STRICT=1", NULL };
-
-		ret = run_child(self, lib, args, strcmp(mode, "wb-drop") ? strict : drop);
-	}
-out:
-	if (mnt_up)
-		umount2(mnt, MNT_DETACH);
-	loopdev_destroy(&dev);
-	if (tmpfs_up)
-		umount2(tmpfs, MNT_DETACH);
-	rmdir(mnt);
-	rmdir(tmpfs);
-	rmdir(top);
+	if (system(cmd) == -1)
+		return test_fail("cannot run dd");
+	ret = run_child(self, lib, args, strcmp(mode, "wb-drop") ? strict : drop);
+	scratch_fs_destroy(&fs);
+	umount2(tmpfs, MNT_DETACH);
 	return ret;
 }
 

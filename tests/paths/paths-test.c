@@ -17,14 +17,15 @@
  *     over elapsed time).
  *   hot: with steering and a rate on, a high thread's reads and writes make none of the
  *     shim's own syscalls (a seccomp filter traps and counts them); a low thread's do.
- * What a scenario changes on the host is put back even when it is killed: the ext4 file
- * system is mounted in a private mount namespace (it goes when the test and its children
- * do, and with it the last user of the auto-clearing loop device), and a guard process
- * outside that namespace and outside the test's process group waits for the test to end,
- * by any means including SIGKILL, then restores vm.dirty_background_* if they still hold
- * the test's value and removes the scratch directory (/tmp/iotier-paths.*, with the
- * steer-check baseline JSON in it, /var/tmp/iotier-{drop,hot}.* or /dev/shm/iotier-rate.*).
- * Catchable signals also run the same cleanup at once, in the test itself.
+ * What a scenario changes on the host is put back even when it is killed (tests/lib): the
+ * ext4 file system is mounted in a private mount namespace (it goes when the test and its
+ * children do, and with it the last user of the auto-clearing loop device), and the
+ * guardian, a process outside that namespace and outside the test's process group, waits
+ * for the test to end, by any means including SIGKILL, then restores vm.dirty_background_*
+ * if they still hold the test's value and removes the scratch directory
+ * (/tmp/iotier-paths.*, with the steer-check baseline JSON in it,
+ * /var/tmp/iotier-{drop,hot}.* or /dev/shm/iotier-rate.*). Catchable signals also run the
+ * same cleanup at once, in the test itself.
  * Usage: paths-test WORKER SHIM SCENARIO [IOTIER]. Exit 0 pass, 1 fail, 77 skip.
  */
 #include <errno.h>
@@ -42,159 +43,31 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "write_file.h"
 #include "class_trace.h"
 #include "iolat.h"
+#include "cleanup.h"
 #include "loopdev.h"
+#include "rules.h"
+#include "scratch_fs.h"
+#include "sysctl_guard.h"
 #include "test_env.h"
 
 static const char *worker, *shim, *iotier;
-static struct loopdev dev = { .index = -1 };
-static char scratch[64];  /* the scenario's directory, removed by the guard */
-static char mnt[96];      /* scratch/fs: where ext4 is mounted, in the private namespace */
-static int mounted;
-static int guard_fd = -1; /* write end: the guard acts when it reads EOF */
-static pid_t guard_pid = -1;
+static struct loopdev dev = { .index = -1 }; /* the reads scenarios' raw device */
+static struct scratch_fs fs;                  /* ext4 at scratch/fs, for writeback */
+static char scratch[64];                      /* the scenario's directory */
 
 #define DIRTY_BG_BYTES "8388608" /* what steer and steer-check set vm.dirty_background_bytes to */
 
-/* vm.dirty_* values to put back, or a NUL first byte when untouched. */
-static char saved_bg_bytes[32], saved_bg_ratio[32];
-
-static int read_str(const char *path, char *buf, size_t len)
+/* The scenario's directory, removed by the guardian however the test ends (cleanup.h). */
+static int make_scratch(const char *template)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	return 0;
-}
-
-/* Setting one of bytes/ratio zeroes the other, so the one that was in force goes back last. */
-static void restore_dirty(void)
-{
-	if (!saved_bg_bytes[0])
-		return;
-	if (strcmp(saved_bg_bytes, "0"))
-		write_file("/proc/sys/vm/dirty_background_bytes", saved_bg_bytes);
-	else
-		write_file("/proc/sys/vm/dirty_background_ratio", saved_bg_ratio);
-	saved_bg_bytes[0] = '\0';
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
-
-/*
- * The guard, forked before the test enters its private mount namespace, so that it sees
- * the scratch directory as a plain directory. It leaves the process group (meson kills the
- * group on a timeout), ignores the usual signals, holds no fd of the test's (loop device,
- * BPF, meson's pipes) and blocks until every copy of the pipe's write end is closed: the
- * test ended, however it ended.
- */
-static int guard_start(const char *template, bool dirty)
-{
-	char bytes[32] = "", ratio[32] = "", cur[32], c;
-	int p[2];
-
 	snprintf(scratch, sizeof(scratch), "%s", template);
-	if (!mkdtemp(scratch)) {
+	if (test_tmpdir(scratch) < 0) {
 		scratch[0] = '\0';
 		return test_skip("cannot create a scratch directory");
 	}
-	if (dirty && (read_str("/proc/sys/vm/dirty_background_bytes", bytes, sizeof(bytes)) < 0 ||
-		      read_str("/proc/sys/vm/dirty_background_ratio", ratio, sizeof(ratio)) < 0))
-		return test_skip("cannot read vm.dirty_background_*");
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return T_EXIT_FAIL;
-	guard_pid = fork();
-	if (guard_pid < 0)
-		return T_EXIT_FAIL;
-	if (guard_pid == 0) {
-		int null = open("/dev/null", O_RDWR);
-		ssize_t r;
-
-		setsid();
-		signal(SIGTERM, SIG_IGN);
-		signal(SIGINT, SIG_IGN);
-		signal(SIGHUP, SIG_IGN);
-		dup2(null, 0);
-		dup2(null, 1);
-		dup2(null, 2);
-		dup2(p[0], 3);
-		close_range(4, ~0u, 0);
-		while ((r = read(3, &c, 1)) != 0)
-			if (r < 0 && errno != EINTR)
-				break;
-		/* Only undo our own value: someone else may have set it since. */
-		if (bytes[0] && read_str("/proc/sys/vm/dirty_background_bytes", cur, sizeof(cur)) == 0 &&
-		    !strcmp(cur, DIRTY_BG_BYTES) && strcmp(bytes, DIRTY_BG_BYTES)) {
-			if (strcmp(bytes, "0"))
-				write_file("/proc/sys/vm/dirty_background_bytes", bytes);
-			else
-				write_file("/proc/sys/vm/dirty_background_ratio", ratio);
-		}
-		nftw(scratch, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
-		_exit(0);
-	}
-	close(p[0]);
-	guard_fd = p[1];
 	return 0;
-}
-
-/* Let the guard do its part now and wait for it: async-signal-safe. */
-static void guard_finish(void)
-{
-	if (guard_fd < 0)
-		return;
-	close(guard_fd);
-	guard_fd = -1;
-	waitpid(guard_pid, NULL, 0);
-	guard_pid = -1;
-	scratch[0] = '\0';
-}
-
-static void cleanup(void)
-{
-	restore_dirty();
-	if (mounted) {
-		umount2(mnt, MNT_DETACH);
-		mounted = 0;
-	}
-	mnt[0] = '\0';
-	loopdev_destroy(&dev);
-	guard_finish();
-}
-
-static void on_fatal(int sig)
-{
-	cleanup();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-/* Every exit we can catch: return, exit(), and the signals that end a process. */
-static void install_cleanup(void)
-{
-	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE, SIGALRM, SIGUSR1,
-				    SIGUSR2, SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL };
-
-	atexit(cleanup);
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		signal(sigs[i], on_fatal);
 }
 
 /*
@@ -255,10 +128,11 @@ static int need_root_loop(size_t bytes)
 	return 0;
 }
 
-static int open_trace(struct class_trace *t, uint32_t ops, int filter_tgid)
+static int open_trace(struct class_trace *t, const struct loopdev *d, uint32_t ops,
+		      int filter_tgid)
 {
 	char err[256];
-	int ret = class_trace_open(t, dev.major, dev.minor, ops, filter_tgid, err, sizeof(err));
+	int ret = class_trace_open(t, d->major, d->minor, ops, filter_tgid, err, sizeof(err));
 
 	if (ret == -EPERM || ret == -ENOENT || ret == -EOPNOTSUPP || ret == -ENOSYS)
 		return test_skip(err);
@@ -271,13 +145,11 @@ static int open_trace(struct class_trace *t, uint32_t ops, int filter_tgid)
 
 static void print_classes(const char *what, const struct class_bytes *c)
 {
-	static const char *const names[4] = { "none", "rt", "be", "idle" };
-
 	fprintf(stderr, "%s:", what);
 	for (int cl = 0; cl < 4; cl++)
 		for (int l = 0; l < 8; l++)
 			if (c->bytes[cl][l])
-				fprintf(stderr, " %s:%d=%llu", names[cl], l,
+				fprintf(stderr, " %s:%d=%llu", ioprio_class_names[cl], l,
 					(unsigned long long)c->bytes[cl][l]);
 	fprintf(stderr, " (total %llu)\n", (unsigned long long)c->total);
 }
@@ -294,7 +166,7 @@ static int scenario_reads(const char *name)
 	struct class_bytes c;
 	int ret, failed = 0;
 
-	if ((ret = need_root_loop(256 << 20)) || (ret = open_trace(&trace, 1u << IOLAT_OP_READ, 1)))
+	if ((ret = need_root_loop(256 << 20)) || (ret = open_trace(&trace, &dev, 1u << IOLAT_OP_READ, 1)))
 		return ret;
 	class_trace_read(&trace, &c); /* discard anything before the worker */
 	ret = run_worker(&trace, NULL, args);
@@ -329,72 +201,40 @@ static int scenario_reads(const char *name)
 
 /* ---- buffered writeback ------------------------------------------------------------- */
 
-static int run_cmd(const char *const *argv)
-{
-	int status;
-	pid_t child = fork();
-
-	if (child == 0) {
-		int null = open("/dev/null", O_WRONLY);
-
-		dup2(null, 1);
-		execvp(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	if (child < 0 || waitpid(child, &status, 0) < 0)
-		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-/* ext4 on the loop device at scratch/fs, mounted in a private mount namespace. */
-static int make_fs(void)
+/*
+ * ext4 on a new loop device at scratch/fs, mounted in a private mount namespace. The
+ * scratch directory comes first: the guardian that removes it must start outside the
+ * namespace.
+ */
+static int make_fs(size_t bytes)
 {
 	/* No journal, no lazy init: no kernel thread writes to the device on its own. */
-	const char *mkfs[] = { "mkfs.ext4", "-q", "-F", "-O", "^has_journal", "-E",
-			       "lazy_itable_init=0,lazy_journal_init=0", dev.path, NULL };
+	static const char *const ext4_args[] = { "-O", "^has_journal", "-E",
+						 "lazy_itable_init=0,lazy_journal_init=0", NULL };
+	struct scratch_fs_opts opts = { .bytes = bytes, .scheduler = "mq-deadline",
+					.type = "ext4", .mkfs_args = ext4_args };
+	char mnt[sizeof(scratch) + 4];
 	int ret;
 
-	if (run_cmd(mkfs) != 0)
-		return test_skip("mkfs.ext4 failed or is missing");
-	/* The guard must stay in the host's namespace: start it first. */
-	if ((ret = guard_start("/tmp/iotier-paths.XXXXXX", true)))
+	if ((ret = make_scratch("/tmp/iotier-paths.XXXXXX")))
 		return ret;
-	if (unshare(CLONE_NEWNS) < 0)
-		return test_skip("cannot create a mount namespace");
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		return test_skip("cannot make mounts private");
 	snprintf(mnt, sizeof(mnt), "%s/fs", scratch);
-	if (mkdir(mnt, 0700) < 0) {
-		fprintf(stderr, "mkdir %s: %s\n", mnt, strerror(errno));
-		return T_EXIT_FAIL;
-	}
-	if (mount(dev.path, mnt, "ext4", 0, NULL) < 0) {
-		fprintf(stderr, "mount: %s\n", strerror(errno));
-		return errno == EPERM ? test_skip("cannot mount") : T_EXIT_FAIL;
-	}
-	mounted = 1;
-	return 0;
+	opts.mnt = mnt;
+	return scratch_fs_create(&fs, &opts);
 }
 
-static int lower_dirty_background(const char *bytes)
+/* Setting the bytes zeroes the ratio: both are saved, and the one in force goes back. */
+static int lower_dirty_background(void)
 {
-	if (read_str("/proc/sys/vm/dirty_background_bytes", saved_bg_bytes,
-		     sizeof(saved_bg_bytes)) < 0 ||
-	    read_str("/proc/sys/vm/dirty_background_ratio", saved_bg_ratio,
-		     sizeof(saved_bg_ratio)) < 0) {
-		saved_bg_bytes[0] = '\0';
-		return test_skip("cannot read vm.dirty_background_*");
-	}
-	if (write_file("/proc/sys/vm/dirty_background_bytes", bytes) < 0) {
-		saved_bg_bytes[0] = '\0';
+	if (sysctl_save("vm/dirty_background_ratio") < 0 ||
+	    sysctl_set("vm/dirty_background_bytes", DIRTY_BG_BYTES) < 0)
 		return test_skip("cannot set vm.dirty_background_bytes");
-	}
 	return 0;
 }
 
 static void sync_mount(void)
 {
-	int fd = open(mnt, O_RDONLY | O_DIRECTORY);
+	int fd = open(fs.mnt, O_RDONLY | O_DIRECTORY);
 
 	if (fd >= 0) {
 		syncfs(fd);
@@ -433,7 +273,7 @@ static long long leaked(struct class_trace *trace, const char *label, const char
 	struct class_bytes c;
 	int ret;
 
-	snprintf(path, sizeof(path), "%s/%s.dat", mnt, label);
+	snprintf(path, sizeof(path), "%s/%s.dat", fs.mnt, label);
 	snprintf(mib, sizeof(mib), "%d", WRITE_MIB);
 	settle_machine_dirty(label);
 	class_trace_read(trace, &c);
@@ -471,10 +311,9 @@ static int scenario_steer(void)
 	long long l_off = 0, l_on = 0, l_strict = 0, total;
 	int ret;
 
-	install_cleanup();
-	if ((ret = need_root_loop(1ull << 30)) || (ret = make_fs()) ||
-	    (ret = open_trace(&trace, 1u << IOLAT_OP_WRITE, 0)) ||
-	    (ret = lower_dirty_background(DIRTY_BG_BYTES)))
+	if ((ret = make_fs(1ull << 30)) ||
+	    (ret = open_trace(&trace, &fs.dev, 1u << IOLAT_OP_WRITE, 0)) ||
+	    (ret = lower_dirty_background()))
 		return ret;
 	for (int round = 0; round < STEER_ROUNDS; round++) {
 		long long a = leaked(&trace, "off", off), b = leaked(&trace, "on", on),
@@ -489,7 +328,7 @@ static int scenario_steer(void)
 		l_strict += c;
 	}
 	class_trace_close(&trace);
-	cleanup();
+	test_cleanup_run();
 	total = (long long)STEER_ROUNDS * WRITE_MIB << 20;
 	fprintf(stderr, "leaked (not idle) of %d x %d MiB: off %.1f MiB, on %.1f MiB (%.1f%% of "
 		"off), strict %.1f MiB (%.1f%%)\n", STEER_ROUNDS, WRITE_MIB, l_off / 1048576.0,
@@ -540,21 +379,19 @@ static int scenario_steer_check(void)
 	static const char *const off[] = { "IOTIER_WRITEBACK=0", NULL };
 	static const char *const strict[] = { "IOTIER_WRITEBACK_STRICT=1", NULL };
 	char path[128], json[128];
-	const char *sanity[] = { iotier, "check", "--low", "bg-*", "-d", dev.path, "--json", json,
+	const char *sanity[] = { iotier, "check", "--low", "bg-*", "-d", fs.dev.path, "--json", json,
 				 "--expect", "low.write.leak.writeback.bytes > 192MiB",
 				 "--", worker, "write", path, "768", NULL };
-	const char *steered[] = { iotier, "check", "--low", "bg-*", "-d", dev.path,
+	const char *steered[] = { iotier, "check", "--low", "bg-*", "-d", fs.dev.path,
 				  "--baseline", json,
 				  "--expect", "low.write.bytes >= 700MiB",
 				  "--expect", "low.leak.ratio <= 0.1 * baseline.leak.ratio",
 				  "--", worker, "write", path, "768", NULL };
 	int ret, failed = 0;
 
-	install_cleanup();
-	if ((ret = need_root_loop(2ull << 30)) || (ret = make_fs()) ||
-	    (ret = lower_dirty_background(DIRTY_BG_BYTES)))
+	if ((ret = make_fs(2ull << 30)) || (ret = lower_dirty_background()))
 		return ret;
-	snprintf(path, sizeof(path), "%s/check.dat", mnt);
+	snprintf(path, sizeof(path), "%s/check.dat", fs.mnt);
 	snprintf(json, sizeof(json), "%s/off.json", scratch); /* beside the mount, not on it */
 	/* Steering off must leak through writeback, or the comparison proves nothing. */
 	ret = run_check("off", off, sanity);
@@ -569,7 +406,7 @@ static int scenario_steer_check(void)
 			failed = 1;
 	}
 	unlink(json);
-	cleanup();
+	test_cleanup_run();
 	if (ret != 0) {
 		fprintf(stderr, "FAIL: iotier check with steering off exited %d\n", ret);
 		return T_EXIT_FAIL;
@@ -586,8 +423,7 @@ static int scenario_drop(void)
 	const char *args[] = { "drop", scratch, NULL };
 	int fd, ctl, ret;
 
-	install_cleanup();
-	if ((ret = guard_start("/var/tmp/iotier-drop.XXXXXX", false)))
+	if ((ret = make_scratch("/var/tmp/iotier-drop.XXXXXX")))
 		return ret;
 	/* old.log and its control old.ctl are written here, in turns, without the shim. */
 	snprintf(path, sizeof(path), "%s/old.log", scratch);
@@ -608,7 +444,7 @@ static int scenario_drop(void)
 		close(ctl);
 	}
 	ret = run_worker(NULL, env, args);
-	cleanup();
+	test_cleanup_run();
 	return ret;
 }
 
@@ -618,14 +454,13 @@ static int scenario_rate(void)
 	const char *args[] = { "rate", scratch, "16777216", NULL };
 	int ret;
 
-	install_cleanup();
 	/* tmpfs: no transfer can wait for a disk, so only the limiter and the CPU pace it. */
 	if (access("/dev/shm", W_OK) != 0)
 		return test_skip("no writable tmpfs at /dev/shm");
-	if ((ret = guard_start("/dev/shm/iotier-rate.XXXXXX", false)))
+	if ((ret = make_scratch("/dev/shm/iotier-rate.XXXXXX")))
 		return ret;
 	ret = run_worker(NULL, env, args);
-	cleanup();
+	test_cleanup_run();
 	return ret;
 }
 
@@ -636,11 +471,10 @@ static int scenario_hot(void)
 	const char *args[] = { "hot", scratch, NULL };
 	int ret;
 
-	install_cleanup();
-	if ((ret = guard_start("/var/tmp/iotier-hot.XXXXXX", false)))
+	if ((ret = make_scratch("/var/tmp/iotier-hot.XXXXXX")))
 		return ret;
 	ret = run_worker(NULL, env, args);
-	cleanup();
+	test_cleanup_run();
 	return ret;
 }
 
@@ -660,9 +494,8 @@ int main(int argc, char **argv)
 	    !strcmp(name, "aio")) {
 		int ret;
 
-		install_cleanup();
-		ret = scenario_reads(name);
-		cleanup();
+			ret = scenario_reads(name);
+		loopdev_destroy(&dev);
 		return ret;
 	}
 	if (!strcmp(name, "steer"))

@@ -33,8 +33,6 @@
 #define BE2 IOPRIO_PRIO_VALUE(IOPRIO_CLASS_BE, 2)
 #define IOCB_FLAG_IOPRIO_ (1 << 1) /* linux/aio_abi.h; that header clashes with libaio.h */
 
-static _Atomic int failures;
-
 static int dev_fd = -1;
 static char *bufs; /* 64 aligned buffers of 16 KiB */
 
@@ -53,8 +51,7 @@ static void *batch_thread(void *arg)
 	struct batch *b = arg;
 
 	prctl(PR_SET_NAME, b->thread_name, 0, 0, 0);
-	if (b->run(b) < 0)
-		failures++;
+	EXPECT(b->run(b) >= 0, "%s: a batch failed", b->thread_name);
 	return NULL;
 }
 
@@ -64,6 +61,22 @@ static void run_batch(struct batch *b)
 
 	pthread_create(&t, NULL, batch_thread, b);
 	pthread_join(t, NULL);
+}
+
+/*
+ * The three batches of a reads scenario, one thread each, through @ctx and @run: untagged
+ * control reads, low reads (@low_name matches bg-*) that must carry idle, and low reads
+ * with an explicit be:2 that must keep it.
+ */
+static void run_batches(void *ctx, int (*run)(struct batch *), const char *low_name)
+{
+	struct batch control = { "fg-control", 64, 8192, 0, 0, 0, ctx, run };
+	struct batch low = { low_name, 64, 4096, 512 << 10, 0, IDLE, ctx, run };
+	struct batch expl = { "bg-explicit", 32, 16384, 256 << 10, BE2, BE2, ctx, run };
+
+	run_batch(&control);
+	run_batch(&low);
+	run_batch(&expl);
 }
 
 static off_t batch_offset(const struct batch *b, unsigned i)
@@ -123,15 +136,9 @@ static int scenario_uring(bool sqpoll)
 		fprintf(stderr, "io_uring_queue_init_params: %s\n", strerror(-ret));
 		return T_EXIT_FAIL;
 	}
-	struct batch control = { "fg-control", 64, 8192, 0, 0, 0, &ring, uring_batch };
-	struct batch low = { "bg-uring", 64, 4096, 512 << 10, 0, IDLE, &ring, uring_batch };
-	struct batch expl = { "bg-explicit", 32, 16384, 256 << 10, BE2, BE2, &ring, uring_batch };
-
-	run_batch(&control);
-	run_batch(&low);
-	run_batch(&expl);
+	run_batches(&ring, uring_batch, "bg-uring");
 	io_uring_queue_exit(&ring);
-	return failures ? T_EXIT_FAIL : T_EXIT_PASS;
+	return test_result();
 }
 
 /* ---- io_uring through syscall(), no liburing -------------------------------------- */
@@ -224,7 +231,7 @@ static int scenario_uring_raw(void)
 		return test_skip("io_uring is not available");
 	run_batch(&control);
 	run_batch(&low);
-	return failures ? T_EXIT_FAIL : T_EXIT_PASS;
+	return test_result();
 }
 
 /* ---- libaio: half through io_submit(), half through syscall(SYS_io_submit) ---------- */
@@ -283,15 +290,9 @@ static int scenario_aio(void)
 		fprintf(stderr, "io_setup: %s\n", strerror(-ret));
 		return T_EXIT_FAIL;
 	}
-	struct batch control = { "fg-control", 64, 8192, 0, 0, 0, &ctx, aio_batch };
-	struct batch low = { "bg-aio", 64, 4096, 512 << 10, 0, IDLE, &ctx, aio_batch };
-	struct batch expl = { "bg-explicit", 32, 16384, 256 << 10, BE2, BE2, &ctx, aio_batch };
-
-	run_batch(&control);
-	run_batch(&low);
-	run_batch(&expl);
+	run_batches(&ctx, aio_batch, "bg-aio");
 	io_destroy(ctx);
-	return failures ? T_EXIT_FAIL : T_EXIT_PASS;
+	return test_result();
 }
 
 /* ---- a buffered low writer: 1 MiB writes, fsync at the end ------------------------- */
@@ -330,7 +331,7 @@ static int scenario_write(const char *path, unsigned mib)
 
 	pthread_create(&t, NULL, writer_thread, &w);
 	pthread_join(t, NULL);
-	return failures ? T_EXIT_FAIL : T_EXIT_PASS;
+	return test_result();
 }
 
 /* ---- drop-behind: a written log leaves the cache, other files stay ------------------ */
@@ -449,7 +450,7 @@ static int scenario_drop(const char *dir)
 	       "%.1f%%: dropped by the shim?", 100 * r_data, 100 * r_ctl);
 	EXPECT(r_old >= r_old_ctl - 0.10, "log that was only read: %.1f%% cached against its "
 	       "control's %.1f%%: dropped by the shim?", 100 * r_old, 100 * r_old_ctl);
-	return failures ? T_EXIT_FAIL : T_EXIT_PASS;
+	return test_result();
 }
 
 /* ---- rate limit: the low thread holds the rate, a high thread runs free -------------- */
@@ -656,7 +657,7 @@ static int scenario_rate(const char *dir, double rate)
 	EXPECT(high_free >= 4 * rate, "high thread at %.1f MiB/s: delayed by the low limit?",
 	       high_free / 1048576);
 	EXPECT(signals_seen > 0, "no signal reached the low thread");
-	return failures ? T_EXIT_FAIL : T_EXIT_PASS;
+	return test_result();
 }
 
 /* ---- hot path: a high thread's I/O makes no syscall of the shim's own ----------------- */
@@ -716,10 +717,9 @@ static void *hot_main(void *arg)
 	memset(buf, 'h', CHUNK);
 	fd = open(t->path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	/* The first write classifies the fd (low) and settles the tier: not the steady state. */
-	if (fd < 0 || pwrite(fd, buf, CHUNK, 0) != CHUNK) {
-		failures++;
+	if (!EXPECT(fd >= 0 && pwrite(fd, buf, CHUNK, 0) == CHUNK, "%s: first write to %s",
+		    t->name, t->path))
 		return NULL;
-	}
 	t->filter = trap_low_path_syscalls();
 	for (int i = 0; t->filter == 0 && i < 1024; i++) { /* 64 MiB each way */
 		off_t off = (off_t)(i % 256) * CHUNK;
@@ -755,7 +755,7 @@ static int scenario_hot(const char *dir)
 	       high.trapped);
 	EXPECT(low.trapped >= 64, "the low thread made %d low-path syscalls, want one per MiB "
 	       "at least: the filter did not see them", low.trapped);
-	return failures ? T_EXIT_FAIL : T_EXIT_PASS;
+	return test_result();
 }
 
 int main(int argc, char **argv)

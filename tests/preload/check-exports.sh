@@ -1,16 +1,17 @@
-#!/bin/sh
+#!/bin/bash
 # SPDX-License-Identifier: MIT
 # Description: libiotier.so exports exactly the names its version script lists (the wrapped
 # libc functions and the iotier.h API) and nothing else, so that its internals can never
-# capture a symbol the program or another library defines. Usage: check-exports.sh SO MAP
+# capture a symbol the program or another library defines. With SYMBOLS, the Debian symbols
+# file (debian/libiotier0.symbols) must list exactly the same names, each with a version.
+# Usage: check-exports.sh SO MAP [SYMBOLS]
 set -eu
+# shellcheck source=../lib/testlib.sh
+. "$(dirname "$0")/../lib/testlib.sh"
 so=$1
 map=$2
-if ! command -v nm >/dev/null; then
-  echo "SKIP: nm not installed"
-  [ "${IOTIER_TEST_STRICT:-0}" != 0 ] && exit 1
-  exit 77
-fi
+symbols=${3:-}
+command -v nm >/dev/null || test_skip "nm not installed"
 
 expected=$(sed -n '/global:/,/local:/p' "$map" | grep -v -e 'global:' -e 'local:' |
   tr ';' '\n' | tr -d ' \t' | grep -v '^$' | sort -u)
@@ -24,4 +25,17 @@ if [ "$expected" != "$actual" ]; then
   rm -f /tmp/iotier-exports-expected.$$ /tmp/iotier-exports-actual.$$
   exit 1
 fi
-echo "ok: $(printf '%s\n' "$actual" | wc -l) exported symbols, as listed"
+if [ -n "$symbols" ]; then
+  # Lines " NAME@Base VERSION" after the "libiotier.so.0 libiotier0 #MINVER#" header.
+  bad=$(grep '^ ' "$symbols" | grep -v -E '^ [A-Za-z0-9_]+@Base [0-9][0-9.~+]*$' || true)
+  listed=$(grep '^ ' "$symbols" | sed 's/^ \([^@]*\)@.*/\1/' | sort -u)
+  if [ -n "$bad" ] || [ "$expected" != "$listed" ]; then
+    echo "$symbols does not follow $map (add new exports as ' name@Base VERSION'):"
+    [ -n "$bad" ] && printf 'malformed: %s\n' "$bad"
+    diff <(printf '%s\n' "$expected") <(printf '%s\n' "$listed") || true
+    exit 1
+  fi
+  head -n 1 "$symbols" | grep -q '^libiotier\.so\.0 libiotier0 ' ||
+    { echo "$symbols: first line is not 'libiotier.so.0 libiotier0 ...'"; exit 1; }
+fi
+echo "ok: $(printf '%s\n' "$actual" | wc -l) exported symbols, as listed${symbols:+ in the map and $symbols}"

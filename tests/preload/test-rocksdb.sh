@@ -11,24 +11,16 @@
 set -u
 iotier=$1
 
-skip() {
-  case ${IOTIER_TEST_STRICT:-} in
-    ''|0) echo "SKIP: $1"; exit 77 ;;
-    *) echo "FAIL (strict mode, would skip): $1"; exit 1 ;;
-  esac
-}
-command -v db_bench >/dev/null 2>&1 || skip "db_bench not installed (apt-get install rocksdb-tools)"
-command -v ionice >/dev/null 2>&1 || skip "ionice not installed (util-linux)"
+# shellcheck source=../lib/testlib.sh
+. "$(dirname "$0")/../lib/testlib.sh"
+command -v db_bench >/dev/null 2>&1 || test_skip "db_bench not installed (apt-get install rocksdb-tools)"
+command -v ionice >/dev/null 2>&1 || test_skip "ionice not installed (util-linux)"
 
-work=$(mktemp -d /var/tmp/iotier-test-rocksdb.XXXXXX)
+work=''
+test_tmpdir work /var/tmp/iotier-test-rocksdb.XXXXXX
 pid=''
-# shellcheck disable=SC2317 # called from the EXIT trap
-cleanup() {
-  [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+# shellcheck disable=SC2016 # expanded when the cleanup runs
+test_cleanup_add '[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null'
 
 # A small DB that keeps flush (rocksdb:high) and compaction (rocksdb:low) busy: 1 MiB
 # memtables and files, four background jobs (three low, one high), a capped writer so that

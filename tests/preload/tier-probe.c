@@ -27,8 +27,6 @@
 #define IDLE IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0)
 #define BE(n) IOPRIO_PRIO_VALUE(IOPRIO_CLASS_BE, n)
 
-static int failures;
-
 static pid_t gettid_(void)
 {
 	return (pid_t)syscall(SYS_gettid);
@@ -173,7 +171,7 @@ static int scenario_naming(void)
 	for (int i = 0; i < n; i++)
 		pthread_join(workers[i].handle, NULL);
 	EXPECT(prio_of(0) == 0, "main thread ioprio %#x, want untouched", prio_of(0));
-	return failures ? T_EXIT_FAIL : T_EXIT_PASS;
+	return test_result();
 }
 
 /* ---- rename back: a thread that stops matching gets its own priority back ---------- */
@@ -187,7 +185,7 @@ static int scenario_rename_back(void)
 	prctl(PR_SET_NAME, "foreground", 0, 0, 0);
 	do_io();
 	EXPECT(prio_of(0) == BE(2), "after rename: %#x, want be:2 back", prio_of(0));
-	return failures ? T_EXIT_FAIL : T_EXIT_PASS;
+	return test_result();
 }
 
 /* ---- a process rule tags the whole process, threads created later included --------- */
@@ -208,7 +206,7 @@ static int scenario_process_rule(void)
 	pthread_create(&t, NULL, report_prio, &prio);
 	pthread_join(t, NULL);
 	EXPECT(prio == IDLE, "thread created later: %#x, want idle", prio);
-	return failures ? T_EXIT_FAIL : T_EXIT_PASS;
+	return test_result();
 }
 
 /* ---- fork + title rewrite, the way PostgreSQL's autovacuum workers start ------------ */
@@ -240,7 +238,7 @@ static int scenario_fork_title(char **argv)
 	       "child after title change: exit %d (want 0: idle)", WEXITSTATUS(status));
 	do_io();
 	EXPECT(prio_of(0) == 0, "parent %#x after fork, want untouched", prio_of(0));
-	return failures ? T_EXIT_FAIL : T_EXIT_PASS;
+	return test_result();
 }
 
 /* ---- a fork that runs no atfork handler must not touch the parent's threads --------- */
@@ -261,7 +259,7 @@ static int scenario_raw_fork(void)
 	EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0, "raw-forked child not tagged idle");
 	EXPECT(prio_of(0) == 0, "parent %#x after the child renamed itself, want untouched",
 	       prio_of(0));
-	return failures ? T_EXIT_FAIL : T_EXIT_PASS;
+	return test_result();
 }
 
 /* ---- a vfork() child shares its parent's memory and must leave its records alone ---- */
@@ -291,7 +289,7 @@ static int scenario_vfork(void)
 		pthread_join(t, NULL);
 	}
 	EXPECT(bg_prio == 0, "thread created after the vfork: %#x, want untouched", bg_prio);
-	return failures ? T_EXIT_FAIL : T_EXIT_PASS;
+	return test_result();
 }
 
 /* ---- exec: the new image is tagged from its first instruction ------------------------ */
@@ -310,7 +308,7 @@ static int scenario_exec(const char *self)
 	waitpid(child, &status, 0);
 	EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0, "exec child: exit %d",
 	       WEXITSTATUS(status));
-	return failures ? T_EXIT_FAIL : T_EXIT_PASS;
+	return test_result();
 }
 
 static int scenario_exec_child(void)
@@ -346,7 +344,7 @@ static int scenario_errno(void)
 	EXPECT(write(-1, "x", 1) == -1 && errno == EBADF, "write(-1) errno %d", errno);
 	EXPECT(fsync(-1) == -1 && errno == EBADF, "fsync(-1) errno %d", errno);
 	EXPECT(posix_fallocate(-1, 0, 1) == EBADF, "posix_fallocate(-1) returns an errno value");
-	return failures ? T_EXIT_FAIL : T_EXIT_PASS;
+	return test_result();
 }
 
 /* ---- the explicit API ------------------------------------------------------------- */
@@ -365,7 +363,7 @@ static int scenario_api(void)
 	EXPECT(iotier_set_tier(IOTIER_DEFAULT) == 0, "back to rules");
 	EXPECT(prio_of(0) == IDLE, "rules again: %#x, want idle", prio_of(0));
 	EXPECT(iotier_set_tier(7) == -1 && errno == EINVAL, "bad tier: errno %d", errno);
-	return failures ? T_EXIT_FAIL : T_EXIT_PASS;
+	return test_result();
 }
 
 /* ---- signals: I/O from a handler while the thread is being re-tagged ---------------- */
@@ -398,7 +396,7 @@ static int scenario_signals(void)
 	do_io();
 	EXPECT(handled > 0, "no signal handled");
 	EXPECT(prio_of(0) == 0, "final %#x, want untouched", prio_of(0));
-	return failures ? T_EXIT_FAIL : T_EXIT_PASS;
+	return test_result();
 }
 
 /* ---- a bad configuration: one warning, and the program runs untouched --------------- */
@@ -467,7 +465,7 @@ static int scenario_bad_config(const char *self)
 	ret = run_capturing_stderr(self, "untouched", err, sizeof(err));
 	EXPECT(ret == 0 && count_lines(err) == 1 && strstr(err, "/nonexistent/iotier.conf"),
 	       "missing config file: exit %d, stderr: %s", ret, err);
-	return failures ? T_EXIT_FAIL : T_EXIT_PASS;
+	return test_result();
 }
 
 /* ---- rt: without the capability: one warning, and high threads keep their priority -- */
@@ -508,7 +506,7 @@ static int scenario_rt_denied(const char *self)
 	       WEXITSTATUS(status));
 	EXPECT(count_lines(err) == 1 && strstr(err, "needs CAP_SYS_ADMIN or CAP_SYS_NICE"),
 	       "want one warning line about rt, got: %s", err);
-	return failures ? T_EXIT_FAIL : T_EXIT_PASS;
+	return test_result();
 }
 
 static int scenario_rt_child(void)

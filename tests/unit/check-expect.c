@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * check-expect.c: unit tests of the `iotier check` expression language (tools/expect.c).
+ * check-expect.c: unit tests of the `iotier check` expression language (tools/trace/expect.c).
  * The error messages are pinned word for word because they are the interface a CI user sees
  * when an expectation is mistyped: each must name the column and the bad token.
  */

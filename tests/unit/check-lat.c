@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * check-lat.c: unit tests of the BPF-free half of the latency tracer (tools/lat_snapshot.c):
+ * check-lat.c: unit tests of the BPF-free half of the latency tracer (tools/trace/lat_snapshot.c):
  * percentiles read from the log-linear buckets stay within 3.2% of the exact values over
  * six decades of latency, are monotone and end at the exact max; rows merge by class
  * without losing counts; and the --op parser names the bad token.

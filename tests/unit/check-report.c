@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * check-report.c: unit tests of tools/check_report.c, the aggregation behind `iotier check`.
+ * check-report.c: unit tests of tools/trace/check_report.c, the aggregation behind `iotier check`.
  * A saved report must answer every expectation exactly as the run that wrote it did, because
  * it becomes the baseline of later runs; so the JSON round trip is checked metric by metric,
  * and the tier, op, class and leak selections are checked on hand-made BPF entries.
  */
 #include <check.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,6 +176,75 @@ START_TEST(test_json_errors)
 }
 END_TEST
 
+/* The row of @rows whose "tid" is @tid, or NULL. */
+static json_t *row_of(json_t *rows, json_int_t tid)
+{
+	size_t i;
+	json_t *row;
+
+	json_array_foreach(rows, i, row)
+		if (json_integer_value(json_object_get(row, "tid")) == tid)
+			return row;
+	return NULL;
+}
+
+/*
+ * A thread name cut mid-character (15-byte comm) and a process name that is no UTF-8 at all:
+ * every row is still written, each with its own device, names as valid UTF-8 with U+FFFD,
+ * and the raw bytes in <key>_hex. (jansson's json_pack refuses such a name: the row was
+ * lost and the next field written onto the previous row.)
+ */
+START_TEST(test_json_not_utf8)
+{
+	static const char cut[] = "\xe3\x83\x87\xe3\x83\xbc\xe3\x82\xbf\xe3\x83\x99\xe3"; /* データベ + 1 byte */
+	const char *argv[] = { "db", "--name=\xff", NULL };
+	struct iotrack_key k = { .dev = 8 << 20 | 16, .tgid = 200, .tid = 202,
+				 .ioprio = IOPRIO(3, 0), .op = OP_READ, .cause = CAUSE_SUBMIT };
+	struct check_meta meta = { .argv = argv, .seconds = 1 };
+	char path[] = "/tmp/check-report.XXXXXX", err[256];
+	json_t *root, *rows, *row;
+	json_error_t jerr;
+	size_t i;
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	memset(st, 0, sizeof(*st));
+	memcpy(k.comm, cut, sizeof(cut));
+	memcpy(k.pcomm, "\xff\xfeproc", 7);
+	st->count = 3;
+	st->bytes = 3 * 4096;
+	ck_assert_int_eq(check_report_add(r, TIER_LOW, &k, st, false), 0);
+	ck_assert_int_eq(check_report_write_json(r, &meta, NULL, 0, path, err, sizeof(err)), 0);
+	root = json_load_file(path, 0, &jerr);
+	unlink(path);
+	ck_assert_msg(root != NULL, "%s", jerr.text);
+	rows = json_object_get(root, "threads");
+	ck_assert_uint_eq(json_array_size(rows), r->n_rows);
+	json_array_foreach(rows, i, row)
+		ck_assert_msg(json_is_string(json_object_get(row, "device")) &&
+			      json_is_string(json_object_get(row, "thread")), "row %zu", i);
+	row = row_of(rows, 202);
+	ck_assert_ptr_nonnull(row);
+	ck_assert_str_eq(json_string_value(json_object_get(row, "device")), "8:16");
+	ck_assert_str_eq(json_string_value(json_object_get(row, "thread")),
+			 "\xe3\x83\x87\xe3\x83\xbc\xe3\x82\xbf\xe3\x83\x99\xef\xbf\xbd");
+	ck_assert_str_eq(json_string_value(json_object_get(row, "thread_hex")),
+			 "e38387e383bce382bfe38399e3");
+	ck_assert_str_eq(json_string_value(json_object_get(row, "process")),
+			 "\xef\xbf\xbd\xef\xbf\xbdproc");
+	ck_assert_str_eq(json_string_value(json_object_get(row, "process_hex")), "fffe70726f63");
+	ck_assert_int_eq(json_integer_value(json_object_get(row, "count")), 3);
+	/* A valid name has no _hex twin. */
+	ck_assert_ptr_null(json_object_get(row_of(rows, 101), "thread_hex"));
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(root, "command"), 1)),
+			 "--name=\xef\xbf\xbd");
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(root, "command_hex"),
+							  1)), "2d2d6e616d653dff");
+	json_decref(root);
+}
+END_TEST
+
 static Suite *report_suite(void)
 {
 	Suite *s = suite_create("check_report");
@@ -189,6 +259,7 @@ static Suite *report_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_json_round_trip);
 	tcase_add_test(tc, test_json_errors);
+	tcase_add_test(tc, test_json_not_utf8);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -16,22 +16,16 @@ set -u
 
 cache=$1 checks=$2 cli=$3 shim=$4 probe=$5 mode=${6:-checks} seconds=${7:-10}
 
-skip() {
-  if [ -n "${IOTIER_TEST_STRICT:-}" ] && [ "${IOTIER_TEST_STRICT}" != 0 ]; then
-    echo "FAIL (strict mode, would skip): $*" >&2
-    exit 1
-  fi
-  echo "SKIP: $*" >&2
-  exit 77
-}
+# shellcheck source=../lib/testlib.sh
+. "$(dirname "$0")/../lib/testlib.sh"
 
-qemu=$(command -v qemu-system-x86_64) || skip "qemu-system-x86_64 not installed"
-"$qemu" -version >/dev/null 2>&1 || skip "qemu-system-x86_64 does not run"
+qemu=$(command -v qemu-system-x86_64) || test_skip "qemu-system-x86_64 not installed"
+"$qemu" -version >/dev/null 2>&1 || test_skip "qemu-system-x86_64 does not run"
 busybox=/bin/busybox
 [ -x "$busybox" ] && "$busybox" --list 2>/dev/null | grep -qx insmod ||
-  skip "busybox-static not installed"
+  test_skip "busybox-static not installed"
 for tool in cpio dpkg-deb mkfs.ext4 modinfo depmod gzip; do
-  command -v $tool >/dev/null || skip "$tool not installed"
+  command -v $tool >/dev/null || test_skip "$tool not installed"
 done
 
 # ---- the kernel package, cached ----
@@ -43,11 +37,11 @@ if [ -z "$deb" ]; then
     apt-get update -qq >/dev/null 2>&1
     pkg=$(apt-cache depends linux-image-amd64 2>/dev/null | sed -n 's/.*Depends: \(linux-image-[0-9].*-amd64\)$/\1/p' | head -n1)
   fi
-  [ -n "$pkg" ] || skip "cannot resolve linux-image-amd64 (apt lists missing?)"
+  [ -n "$pkg" ] || test_skip "cannot resolve linux-image-amd64 (apt lists missing?)"
   (cd "$cache" && apt-get download -o APT::Sandbox::User=root "$pkg" >/dev/null 2>&1) ||
-    skip "cannot download $pkg"
+    test_skip "cannot download $pkg"
   deb=$(ls "$cache"/linux-image-*-amd64_*.deb 2>/dev/null | head -n1)
-  [ -n "$deb" ] || skip "no kernel package after download"
+  [ -n "$deb" ] || test_skip "no kernel package after download"
 fi
 tree=$cache/extract
 if [ ! -f "$tree/.from" ] || [ "$(cat "$tree/.from")" != "$(basename "$deb")" ]; then
@@ -60,8 +54,8 @@ kver=$(ls "$tree/lib/modules" | head -n1)
 vmlinuz=$tree/boot/vmlinuz-$kver
 [ -f "$vmlinuz" ] || { echo "no vmlinuz in $deb" >&2; exit 1; }
 
-work=$(mktemp -d /var/tmp/iotier-vm.XXXXXX)
-trap 'rm -rf "$work"' EXIT INT TERM
+work=''
+test_tmpdir work /var/tmp/iotier-vm.XXXXXX
 root=$work/root
 mkdir -p "$root/bin" "$root/proc" "$root/sys" "$root/dev" "$root/mnt" "$root/tmp" \
   "$root/iotier/bin" "$root/iotier/lib" "$root/modules"
@@ -151,7 +145,8 @@ timeout --foreground 900 "$qemu" -accel tcg,thread=multi -cpu max -smp 2 -m 1024
   </dev/null >"$log" 2>&1 &
 qpid=$!
 # a killed test (meson timeout) must not leave the VM running
-trap 'kill $qpid 2>/dev/null; rm -rf "$work"' EXIT INT TERM
+# shellcheck disable=SC2016 # expanded when the cleanup runs
+test_cleanup_add 'kill $qpid 2>/dev/null'
 wait $qpid
 status=$?
 echo "vm: qemu exited $status after $(( $(date +%s) - start )) s"

@@ -31,6 +31,8 @@
 
 #include "cgroup_tier.h"
 #include "config.h"
+#include "small_file.h"
+#include "test_env.h"
 
 #define BIN "/iotier/bin/"
 #define SHIM "/iotier/lib/libiotier.so"
@@ -39,29 +41,12 @@
 
 static int failed;
 
-#define CHECK(cond, ...)                                                                   \
-	do {                                                                               \
-		if (!(cond)) {                                                             \
-			printf("VMCHECK FAIL %s:%d: %s: ", __func__, __LINE__, #cond);     \
-			printf(__VA_ARGS__);                                               \
-			printf("\n");                                                      \
-			fflush(stdout);                                                    \
-			return 1;                                                          \
-		}                                                                          \
-	} while (0)
-
-static int read_small(const char *path, char *buf, size_t len)
+/* The first line of @text is @want (read_small drops only the last newline). */
+static bool first_line_is(const char *text, const char *want)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
+	size_t n = strlen(want);
 
-	buf[0] = '\0';
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = '\0';
-	return n < 0 ? -errno : 0;
+	return !strncmp(text, want, n) && (text[n] == '\0' || text[n] == '\n');
 }
 
 /* The unified cgroup of @pid/@tid ("0::/x" → "/x"). */
@@ -76,6 +61,25 @@ static int cgroup_of(pid_t pid, pid_t tid, char *out, size_t len)
 	p[strcspn(p, "\n")] = '\0';
 	snprintf(out, len, "%s", p);
 	return 0;
+}
+
+/* Thread @tid of @pid is in cgroup @want; else say where it is. */
+static bool in_cgroup(pid_t pid, pid_t tid, const char *want, const char *who)
+{
+	char cg[256] = "";
+
+	return EXPECT(cgroup_of(pid, tid, cg, sizeof(cg)) == 0 && !strcmp(cg, want),
+		      "%s: in %s, want %s", who, cg, want);
+}
+
+/* @file of cgroup @cg starts with the line @want ("default 10"). */
+static bool weight_is(const char *cg, const char *file, const char *want)
+{
+	char path[256], text[256];
+
+	snprintf(path, sizeof(path), CG "%s/%s", cg, file);
+	return EXPECT(read_small(path, text, sizeof(text)) == 0 && first_line_is(text, want),
+		      "%s '%s', want '%s'", path, text, want);
 }
 
 static bool exists(const char *path)
@@ -139,28 +143,37 @@ static int probe_finish(struct probe *p)
 static char *const base_env[] = { "LD_PRELOAD=" SHIM, "IOTIER_LOW=comm:cgroup-probe",
 				  "IOTIER_LOW_WEIGHT=10", "PATH=/bin", NULL };
 
+/* The probe ended well and its low cgroup @cg went with it. */
+static bool probe_ends_clean(struct probe *p, const char *cg)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), CG "%s", cg);
+	return EXPECT(probe_finish(p) == 0, "probe failed") &&
+	       EXPECT(!exists(path), "%s left behind", path);
+}
+
 static int check_weights(void)
 {
 	char *argv[] = { BIN "cgroup-probe", "exit", NULL };
-	char cg[256], want[64], path[256], text[256];
+	char want[64], text[256];
 	struct probe p;
 
-	CHECK(probe_start(&p, base_env, argv) == 0, "probe did not start");
+	if (!EXPECT(probe_start(&p, base_env, argv) == 0, "probe did not start"))
+		return 1;
 	snprintf(want, sizeof(want), "/iotier-low.%d", (int)p.pid);
-	CHECK(cgroup_of(p.pid, p.pid, cg, sizeof(cg)) == 0 && !strcmp(cg, want), "main in %s", cg);
-	CHECK(cgroup_of(p.pid, p.bg, cg, sizeof(cg)) == 0 && !strcmp(cg, want), "bg in %s", cg);
-	CHECK(read_small(CG "/cgroup.subtree_control", text, sizeof(text)) == 0 &&
-	      strstr(text, "io") && strstr(text, "memory"), "subtree_control '%s'", text);
-	snprintf(path, sizeof(path), CG "%s/io.weight", want);
-	CHECK(read_small(path, text, sizeof(text)) == 0 && !strncmp(text, "default 10\n", 11),
-	      "io.weight '%s'", text);
-	snprintf(path, sizeof(path), CG "%s/io.bfq.weight", want);
-	CHECK(read_small(path, text, sizeof(text)) == 0 && !strncmp(text, "default 10\n", 11),
-	      "io.bfq.weight '%s'", text);
-	CHECK(probe_finish(&p) == 0, "probe failed");
-	snprintf(path, sizeof(path), CG "%s", want);
-	CHECK(!exists(path), "%s left behind", path);
-	return 0;
+	if (!in_cgroup(p.pid, p.pid, want, "main"))
+		return 1;
+	if (!in_cgroup(p.pid, p.bg, want, "bg"))
+		return 1;
+	if (!EXPECT(read_small(CG "/cgroup.subtree_control", text, sizeof(text)) == 0 &&
+		    strstr(text, "io") && strstr(text, "memory"), "subtree_control '%s'", text))
+		return 1;
+	if (!weight_is(want, "io.weight", "default 10"))
+		return 1;
+	if (!weight_is(want, "io.bfq.weight", "default 10"))
+		return 1;
+	return probe_ends_clean(&p, want) ? 0 : 1;
 }
 
 /*
@@ -178,12 +191,15 @@ static int check_exit_cleanup(void)
 		struct probe p;
 
 		argv[1] = round % 2 ? "_exit" : "exit";
-		CHECK(probe_start(&p, base_env, argv) == 0, "probe did not start");
-		CHECK(probe_finish(&p) == 0, "probe failed");
+		if (!EXPECT(probe_start(&p, base_env, argv) == 0, "probe did not start"))
+			return 1;
+		if (!EXPECT(probe_finish(&p) == 0, "probe failed"))
+			return 1;
 		snprintf(path, sizeof(path), CG "/iotier-low.%d", (int)p.pid);
 		left += exists(path);
 	}
-	CHECK(left == 0, "%d of 10 low cgroups left behind", left);
+	if (!EXPECT(left == 0, "%d of 10 low cgroups left behind", left))
+		return 1;
 	return 0;
 }
 
@@ -192,15 +208,18 @@ static int check_no_thread_split(void)
 {
 	char *env[] = { "LD_PRELOAD=" SHIM, "IOTIER_LOW=bg-*", "PATH=/bin", NULL };
 	char *argv[] = { BIN "cgroup-probe", "exit", NULL };
-	char cg[256];
 	struct probe p;
 	long prio;
 
-	CHECK(probe_start(&p, env, argv) == 0, "probe did not start");
-	CHECK(cgroup_of(p.pid, p.bg, cg, sizeof(cg)) == 0 && !strcmp(cg, "/"), "bg in %s", cg);
+	if (!EXPECT(probe_start(&p, env, argv) == 0, "probe did not start"))
+		return 1;
+	if (!in_cgroup(p.pid, p.bg, "/", "bg"))
+		return 1;
 	prio = syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, p.bg);
-	CHECK(prio == IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0), "bg ioprio %lx", prio);
-	CHECK(probe_finish(&p) == 0, "probe failed");
+	if (!EXPECT(prio == IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0), "bg ioprio %lx", prio))
+		return 1;
+	if (!EXPECT(probe_finish(&p) == 0, "probe failed"))
+		return 1;
 	return 0;
 }
 
@@ -209,19 +228,17 @@ static int check_cli(void)
 	char *env[] = { "IOTIER_SHIM=" SHIM, "PATH=/bin", NULL };
 	char *argv[] = { BIN "iotier", "run", "--cgroup-weight", "250", "--", BIN "cgroup-probe",
 			 "_exit", NULL };
-	char cg[256], want[64], path[256], text[256];
+	char want[64];
 	struct probe p;
 
-	CHECK(probe_start(&p, env, argv) == 0, "iotier run did not start");
+	if (!EXPECT(probe_start(&p, env, argv) == 0, "iotier run did not start"))
+		return 1;
 	snprintf(want, sizeof(want), "/iotier-low.%d", (int)p.pid);
-	CHECK(cgroup_of(p.pid, p.fg, cg, sizeof(cg)) == 0 && !strcmp(cg, want), "fg in %s", cg);
-	snprintf(path, sizeof(path), CG "%s/io.weight", want);
-	CHECK(read_small(path, text, sizeof(text)) == 0 && !strncmp(text, "default 250\n", 12),
-	      "io.weight '%s'", text);
-	CHECK(probe_finish(&p) == 0, "probe failed");
-	snprintf(path, sizeof(path), CG "%s", want);
-	CHECK(!exists(path), "%s left behind", path);
-	return 0;
+	if (!in_cgroup(p.pid, p.fg, want, "fg"))
+		return 1;
+	if (!weight_is(want, "io.weight", "default 250"))
+		return 1;
+	return probe_ends_clean(&p, want) ? 0 : 1;
 }
 
 /* wbytes of @dev ("MAJ:MIN") in @cgroup's io.stat */
@@ -261,15 +278,18 @@ static int check_writeback(void)
 	long long before, after;
 
 	dev_of("/dev/vda", dev, sizeof(dev));
-	CHECK(probe_start(&p, base_env, argv) == 0, "writer did not start");
+	if (!EXPECT(probe_start(&p, base_env, argv) == 0, "writer did not start"))
+		return 1;
 	snprintf(cg, sizeof(cg), "/iotier-low.%d", (int)p.pid);
 	before = wbytes(cg, dev);
 	sync(); /* from the root cgroup: the flusher must still charge the low cgroup */
 	after = wbytes(cg, dev);
 	printf("VMINFO writeback: %s wbytes %lld before sync, %lld after (wrote 32 MiB)\n", cg,
 	       before, after);
-	CHECK(after >= 24 * MIB, "only %lld bytes of writeback charged to %s", after, cg);
-	CHECK(probe_finish(&p) == 0, "writer failed");
+	if (!EXPECT(after >= 24 * MIB, "only %lld bytes of writeback charged to %s", after, cg))
+		return 1;
+	if (!EXPECT(probe_finish(&p) == 0, "writer failed"))
+		return 1;
 	unlink("/mnt/wb-file");
 	return 0;
 }
@@ -341,17 +361,21 @@ static int check_bfq_order(void)
 		}
 	}
 	for (int i = 0; i < 2; i++)
-		CHECK(read(ready[0], &c, 1) == 1, "reader not ready");
+		if (!EXPECT(read(ready[0], &c, 1) == 1, "reader not ready"))
+			return 1;
 	close(go[1]); /* both start at once */
 	for (int i = 0; i < 2; i++) {
-		CHECK(read(report[i][0], &bytes[i], sizeof(bytes[i])) == sizeof(bytes[i]), "report");
+		if (!EXPECT(read(report[i][0], &bytes[i], sizeof(bytes[i])) == sizeof(bytes[i]),
+			    "report"))
+			return 1;
 		waitpid(pids[i], NULL, 0);
 	}
 	close(go[0]);
 	printf("VMINFO bfq: weight 100 read %lld MiB, weight 1000 read %lld MiB in 4 s\n",
 	       bytes[0] / MIB, bytes[1] / MIB);
-	CHECK(bytes[0] > 0 && bytes[1] > bytes[0], "weight 1000 got %lld, weight 100 %lld",
-	      bytes[1], bytes[0]);
+	if (!EXPECT(bytes[0] > 0 && bytes[1] > bytes[0], "weight 1000 got %lld, weight 100 %lld",
+		    bytes[1], bytes[0]))
+		return 1;
 	return 0;
 }
 
@@ -481,6 +505,7 @@ int main(int argc, char **argv)
 	};
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	test_log_to(stdout, "VMCHECK "); /* the console: the host picks out VMCHECK lines */
 	alarm(600); /* whatever hangs, the VM still powers off and the host sees why */
 	if (argc > 1 && !strcmp(argv[1], "bench")) {
 		double seconds = argc > 2 ? atof(argv[2]) : 10;

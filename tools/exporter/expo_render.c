@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blkdev.h"
 #include "expo_state.h"
 #include "iotier-config.h"
 
@@ -43,7 +44,7 @@ static void labels(FILE *out, const struct lat_row *row)
 {
 	char dev[32];
 
-	lat_dev_name(row->dev, dev, sizeof(dev));
+	blkdev_name(row->dev, dev, sizeof(dev));
 	fputc('{', out);
 	lat_prom_labels(out, row, dev);
 }

@@ -24,6 +24,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "bpf_print.h"
 #include "iolat.skel.h"
 
 #ifndef CAP_PERFMON
@@ -41,17 +42,6 @@ struct lat_session {
 	struct timespec last;
 	struct iolat_hist *percpu;    /* lookup buffer: one value per possible CPU */
 };
-
-static bool verbose;
-
-/* The caller prints one clear line on failure; libbpf's own detail only with -v. */
-static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	(void)level;
-	if (!verbose)
-		return 0;
-	return vfprintf(stderr, fmt, ap);
-}
 
 static void set_err(char *err, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -279,8 +269,7 @@ int lat_session_open(struct lat_session **out, const struct lat_options *o, char
 	bool btf_mode;
 	int ret;
 
-	verbose = o->verbose;
-	libbpf_set_print(print_libbpf);
+	bpf_print_setup(o->verbose);
 	s = calloc(1, sizeof(*s));
 	if (!s) {
 		set_err(err, errlen, "out of memory");
@@ -311,7 +300,7 @@ int lat_session_open(struct lat_session **out, const struct lat_options *o, char
 	ret = setup(s, o, &pr, btf_mode, err, errlen);
 	if (ret && btf_mode && o->attach == LAT_ATTACH_AUTO) {
 		/* BTF-typed attach failed on this kernel: the raw tracepoints may still work. */
-		if (verbose)
+		if (o->verbose)
 			fprintf(stderr, "iotier: %s; retrying with raw_tp\n", err);
 		teardown(s);
 		ret = setup(s, o, &pr, false, err, errlen);

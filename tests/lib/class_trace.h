@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * class_trace.h: bytes that reached one block device, per I/O priority class and level,
- * counted by the iolat tracer (tools/lat_session.c) where the request is created, so the
+ * counted by the iolat tracer (tools/trace/lat_session.c) where the request is created, so the
  * class is the one the block layer saw. Shared by the low-path tests and their benchmark.
  */
 #ifndef IOTIER_CLASS_TRACE_H

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * lat_snapshot.c: the BPF-free half of tools/lat_session.h: latency snapshots (rows, merging,
+ * lat_snapshot.c: the BPF-free half of lat_session.h: latency snapshots (rows, merging,
  * sorting), percentiles from the log-linear buckets of bpf/hist.h, and the names and parsers
- * of operations, classes and devices. Kept apart from lat_session.c so that unit tests and
+ * of operations and classes. Kept apart from lat_session.c so that unit tests and
  * renderers need neither libbpf nor a loaded tracer.
  */
 #include <errno.h>
@@ -10,11 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
-#include <unistd.h>
 
 #include "lat_session.h"
+#include "rules.h"
 
 void lat_sum(struct iolat_lat *dst, const struct iolat_lat *src)
 {
@@ -170,7 +168,6 @@ __u64 lat_percentile(const struct iolat_lat *l, double p)
 }
 
 static const char *const op_names[IOLAT_NR_OPS] = { "read", "write", "flush", "discard", "other" };
-static const char *const class_names[IOLAT_NR_CLASSES] = { "none", "rt", "be", "idle" };
 
 const char *lat_op_name(__u32 op)
 {
@@ -179,7 +176,9 @@ const char *lat_op_name(__u32 op)
 
 const char *lat_class_name(__u32 ioclass)
 {
-	return ioclass < IOLAT_NR_CLASSES ? class_names[ioclass] : "none";
+	const char *name = ioprio_class_name(ioclass);
+
+	return name ? name : "none";
 }
 
 int lat_parse_ops(const char *list, __u32 *mask, char *bad, size_t badlen)
@@ -203,59 +202,4 @@ int lat_parse_ops(const char *list, __u32 *mask, char *bad, size_t badlen)
 			return 0;
 		p += n + 1;
 	}
-}
-
-int lat_resolve_dev(const char *name, __u32 *dev)
-{
-	char path[PATH_MAX];
-	unsigned maj, min;
-	struct stat st;
-	char extra;
-
-	if (sscanf(name, "%u:%u%c", &maj, &min, &extra) == 2) {
-		*dev = (maj << 20) | min;
-		return 0;
-	}
-	if (strchr(name, '/'))
-		snprintf(path, sizeof(path), "%s", name);
-	else
-		snprintf(path, sizeof(path), "/dev/%s", name);
-	if (stat(path, &st) != 0)
-		return -errno;
-	if (!S_ISBLK(st.st_mode))
-		return -ENOTBLK;
-	maj = major(st.st_rdev);
-	min = minor(st.st_rdev);
-	/* Requests are counted per whole disk: a partition stands for its disk. */
-	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/partition", maj, min);
-	if (access(path, F_OK) == 0) {
-		FILE *f;
-
-		snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/../dev", maj, min);
-		f = fopen(path, "r");
-		if (f) {
-			if (fscanf(f, "%u:%u", &maj, &min) != 2)
-				maj = major(st.st_rdev), min = minor(st.st_rdev);
-			fclose(f);
-		}
-	}
-	*dev = (maj << 20) | min;
-	return 0;
-}
-
-void lat_dev_name(__u32 dev, char *buf, size_t len)
-{
-	char path[64], target[PATH_MAX];
-	ssize_t n;
-	char *base;
-
-	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", dev >> 20, dev & 0xfffff);
-	n = readlink(path, target, sizeof(target) - 1);
-	if (n > 0) {
-		target[n] = '\0';
-		base = strrchr(target, '/');
-		snprintf(buf, len, "%s", base ? base + 1 : target);
-		return;
-	}
-	snprintf(buf, len, "%u:%u", dev >> 20, dev & 0xfffff);
 }

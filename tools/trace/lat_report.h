@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lat_report.h: renderers of a latency snapshot (tools/lat_session.h) as text for people,
+ * lat_report.h: renderers of a latency snapshot (lat_session.h) as text for people,
  * JSON for programs (schema in docs/lat-json.md) and Prometheus text exposition for
  * node_exporter's textfile collector. They only print; they never touch BPF.
  */

@@ -12,9 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_text.h"
 #include "lat_session.h" /* lat_percentile, lat_sum */
+#include "rules.h"       /* ioprio_class_names */
 
-static const char *const class_keys[CHECK_CLASSES] = { "none", "rt", "be", "idle" };
 
 struct check_report *check_report_new(void)
 {
@@ -31,13 +32,11 @@ void check_report_free(struct check_report *r)
 
 const char *check_ioprio_name(uint16_t ioprio, char *buf, size_t len)
 {
-	unsigned cls = (ioprio >> 13) & 7, level = ioprio & 7;
-
-	if (cls == 0 || cls == 3 || cls > 3)
-		snprintf(buf, len, "%s", cls <= 3 ? class_keys[cls] : "?");
-	else
-		snprintf(buf, len, "%s:%u", class_keys[cls], level);
-	return buf;
+	if (!ioprio_class_name((ioprio >> 13) & 7)) {
+		snprintf(buf, len, "?");
+		return buf;
+	}
+	return ioprio_format(ioprio, buf, len);
 }
 
 
@@ -366,7 +365,7 @@ static json_t *report_json(const struct check_report *r)
 				ob += c->bytes;
 				oc += c->count;
 				if (c->count || c->bytes)
-					json_object_set_new(classes, class_keys[cls], cell_json(c));
+					json_object_set_new(classes, ioprio_class_names[cls], cell_json(c));
 			}
 			for (int cause = 0; cause < CAUSE_COUNT; cause++) {
 				const struct check_leak *l = &r->leaks[t][op][cause];
@@ -400,64 +399,124 @@ static json_t *report_json(const struct check_report *r)
 	return tiers;
 }
 
+/* One row of the by-thread table; NULL when out of memory. */
+static json_t *row_json(const struct check_row *w)
+{
+	json_t *o = json_object();
+	char cls[16];
+
+	if (!o)
+		return NULL;
+	/* Names are text from outside: json_set_text keeps them valid UTF-8 and recoverable. */
+	if (json_object_set_new(o, "tier", json_string(expect_tier_name(w->tier))) ||
+	    json_object_set_new(o, "device",
+				json_sprintf("%u:%u", w->dev >> 20, w->dev & 0xfffff)) ||
+	    json_object_set_new(o, "pid", json_integer((json_int_t)w->tgid)) ||
+	    json_object_set_new(o, "tid", json_integer((json_int_t)w->tid)) ||
+	    json_set_text(o, "thread", w->comm) ||
+	    json_set_text(o, "process", w->tgid ? w->pcomm : "") ||
+	    json_object_set_new(o, "cause", json_string(expect_cause_name(w->cause))) ||
+	    json_object_set_new(o, "op", json_string(expect_op_name(w->op))) ||
+	    json_object_set_new(o, "class",
+				json_string(check_ioprio_name(w->ioprio, cls, sizeof(cls)))) ||
+	    json_object_set_new(o, "leak", json_boolean(w->leak)) ||
+	    json_object_set_new(o, "count", json_integer((json_int_t)w->count)) ||
+	    json_object_set_new(o, "bytes", json_integer((json_int_t)w->bytes))) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
 static json_t *rows_json(const struct check_report *r)
 {
 	json_t *rows = json_array();
-	char cls[16];
 
-	for (size_t i = 0; i < r->n_rows; i++) {
-		const struct check_row *w = &r->rows[i];
-
-		json_array_append_new(rows, json_pack(
-			"{s:s, s:s, s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:b, s:I, s:I}",
-			"tier", expect_tier_name(w->tier),
-			"device", "",
-			"pid", (json_int_t)w->tgid, "tid", (json_int_t)w->tid,
-			"thread", w->comm, "process", w->tgid ? w->pcomm : "",
-			"cause", expect_cause_name(w->cause), "op", expect_op_name(w->op),
-			"class", check_ioprio_name(w->ioprio, cls, sizeof(cls)),
-			"leak", w->leak, "count", (json_int_t)w->count, "bytes", (json_int_t)w->bytes));
-		json_object_set_new(json_array_get(rows, json_array_size(rows) - 1), "device",
-				    json_sprintf("%u:%u", w->dev >> 20, w->dev & 0xfffff));
-	}
+	for (size_t i = 0; rows && i < r->n_rows; i++)
+		if (json_array_append_new(rows, row_json(&r->rows[i])) < 0) {
+			json_decref(rows);
+			return NULL;
+		}
 	return rows;
+}
+
+static json_t *outcome_json(const struct check_outcome *oc)
+{
+	json_t *o = json_object();
+
+	if (!o || json_set_text(o, "expr", oc->expr) ||
+	    json_object_set_new(o, "holds", json_boolean(oc->result.holds)) ||
+	    json_object_set_new(o, "no_data", json_boolean(oc->result.no_data)) ||
+	    json_set_text(o, "measured", oc->result.measured) ||
+	    json_set_text(o, "limit", oc->result.limit)) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+static json_t *rules_json(const struct check_meta *meta)
+{
+	json_t *o = json_object();
+
+	if (!o || json_set_text(o, "low", meta->low_rules ? meta->low_rules : "") ||
+	    json_set_text(o, "high", meta->high_rules ? meta->high_rules : "") ||
+	    json_set_text(o, "low_class", meta->low_class ? meta->low_class : "idle") ||
+	    json_set_text(o, "high_class", meta->high_class ? meta->high_class : "keep")) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* The whole report as one JSON object; NULL when out of memory. */
+static json_t *check_json(const struct check_report *r, const struct check_meta *meta,
+			  const struct check_outcome *outcomes, int n_outcomes)
+{
+	json_t *root = json_object(), *exps = json_array(), *counters = json_object();
+	int bad = !root || !exps || !counters;
+
+	for (int i = 0; !bad && i < n_outcomes; i++)
+		bad = json_array_append_new(exps, outcome_json(&outcomes[i])) < 0;
+	for (int i = 0; !bad && i < IOTRACK_NR_COUNTERS; i++)
+		bad = json_object_set_new(counters, counter_keys[i],
+					  json_integer((json_int_t)r->counters[i])) < 0;
+	if (bad) {
+		json_decref(root);
+		json_decref(exps);
+		json_decref(counters);
+		return NULL;
+	}
+	/* Not short-circuited: each json_object_set_new takes its value, failing or not. */
+	bad |= json_object_set_new(root, "iotier_check_format", json_integer(1));
+	bad |= json_object_set_new(root, "hist_layout", json_integer(HIST_LAYOUT_VERSION));
+	bad |= json_set_text_list(root, "command", meta->argv);
+	bad |= json_object_set_new(root, "exit_status", json_integer(meta->exit_status));
+	bad |= json_object_set_new(root, "seconds", json_real(meta->seconds));
+	bad |= json_object_set_new(root, "rules", rules_json(meta));
+	bad |= json_set_text_list(root, "devices", meta->devices);
+	bad |= json_object_set_new(root, "tiers", report_json(r));
+	bad |= json_object_set_new(root, "threads", rows_json(r));
+	bad |= json_object_set_new(root, "counters", counters);
+	bad |= json_object_set_new(root, "expectations", exps);
+	if (bad) {
+		json_decref(root);
+		return NULL;
+	}
+	return root;
 }
 
 int check_report_write_json(const struct check_report *r, const struct check_meta *meta,
 			    const struct check_outcome *outcomes, int n_outcomes, const char *path,
 			    char *err, size_t errlen)
 {
-	json_t *root = json_object(), *cmd = json_array(), *exps = json_array();
-	json_t *counters = json_object(), *devs = json_array();
+	json_t *root = check_json(r, meta, outcomes, n_outcomes);
 	int ret;
 
-	for (int i = 0; meta->argv && meta->argv[i]; i++)
-		json_array_append_new(cmd, json_string(meta->argv[i]));
-	for (int i = 0; meta->devices && meta->devices[i]; i++)
-		json_array_append_new(devs, json_string(meta->devices[i]));
-	for (int i = 0; i < n_outcomes; i++)
-		json_array_append_new(exps, json_pack("{s:s, s:b, s:b, s:s, s:s}",
-			"expr", outcomes[i].expr, "holds", outcomes[i].result.holds,
-			"no_data", outcomes[i].result.no_data,
-			"measured", outcomes[i].result.measured, "limit", outcomes[i].result.limit));
-	for (int i = 0; i < IOTRACK_NR_COUNTERS; i++)
-		json_object_set_new(counters, counter_keys[i],
-				    json_integer((json_int_t)r->counters[i]));
-	json_object_set_new(root, "iotier_check_format", json_integer(1));
-	json_object_set_new(root, "hist_layout", json_integer(HIST_LAYOUT_VERSION));
-	json_object_set_new(root, "command", cmd);
-	json_object_set_new(root, "exit_status", json_integer(meta->exit_status));
-	json_object_set_new(root, "seconds", json_real(meta->seconds));
-	json_object_set_new(root, "rules", json_pack("{s:s, s:s, s:s, s:s}",
-		"low", meta->low_rules ? meta->low_rules : "",
-		"high", meta->high_rules ? meta->high_rules : "",
-		"low_class", meta->low_class ? meta->low_class : "idle",
-		"high_class", meta->high_class ? meta->high_class : "keep"));
-	json_object_set_new(root, "devices", devs);
-	json_object_set_new(root, "tiers", report_json(r));
-	json_object_set_new(root, "threads", rows_json(r));
-	json_object_set_new(root, "counters", counters);
-	json_object_set_new(root, "expectations", exps);
+	if (!root) {
+		snprintf(err, errlen, "cannot write %s: out of memory", path);
+		return -1;
+	}
 	ret = json_dump_file(root, path, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
 	json_decref(root);
 	if (ret < 0) {
@@ -523,12 +582,12 @@ struct check_report *check_report_read_json(const char *path, char *err, size_t 
 			json_t *causes = json_object_get(json_object_get(o, "leak"), "causes");
 
 			for (int cls = 0; cls < CHECK_CLASSES; cls++) {
-				json_t *c = json_object_get(classes, class_keys[cls]);
+				json_t *c = json_object_get(classes, ioprio_class_names[cls]);
 
 				if (c && read_cell(c, &r->cells[t][op][cls]) < 0) {
 					snprintf(err, errlen, "%s: tiers.%s.ops.%s.classes.%s has no "
 						 "hist_ns", path, expect_tier_name(t),
-						 expect_op_name(op), class_keys[cls]);
+						 expect_op_name(op), ioprio_class_names[cls]);
 					json_decref(root);
 					check_report_free(r);
 					return NULL;

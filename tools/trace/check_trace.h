@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * check_trace.h: the tracing session of `iotier check` around bpf/iotrack.bpf.c. It loads
- * and attaches the program, follows the command's processes (their command lines arrive
- * as exec events, because the rules may match on them and a process can be gone by the
- * end), and turns the BPF maps into a check_report once the command is done.
+ * check_trace.h: the tracing session of `iotier check` around bpf/iotrack.bpf.c and
+ * bpf/iotitle.bpf.c. It loads and attaches the programs, follows the command's processes
+ * (their command lines arrive as events, because the rules may match on them and a process
+ * can be gone by the end: at exec, and again whenever a process does I/O under a title it
+ * has rewritten since), and turns the BPF maps into a check_report once the command is done.
  */
 #ifndef IOTIER_CHECK_TRACE_H
 #define IOTIER_CHECK_TRACE_H
@@ -46,8 +47,5 @@ int check_trace_collect(struct check_trace *t, check_classify_fn classify, void 
 			struct check_report *r);
 
 void check_trace_close(struct check_trace *t);
-
-/* Kernel dev_t (major << 20 | minor) of a block device path, "loopN" or "MAJ:MIN". */
-int check_parse_device(const char *text, uint32_t *dev);
 
 #endif

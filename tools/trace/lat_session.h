@@ -126,9 +126,5 @@ const char *lat_op_name(__u32 op);
 const char *lat_class_name(__u32 ioclass);
 /* Parse "read,write,..." into a mask; -1 with the bad token in @bad (size @badlen). */
 int lat_parse_ops(const char *list, __u32 *mask, char *bad, size_t badlen);
-/* Resolve "loopN", "/dev/loopN" or "MAJ:MIN" to a dev_t; -errno when it is no block device. */
-int lat_resolve_dev(const char *name, __u32 *dev);
-/* "loopN" for a dev_t, from /sys/dev/block; "MAJ:MIN" when unknown. */
-void lat_dev_name(__u32 dev, char *buf, size_t len);
 
 #endif

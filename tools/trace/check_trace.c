@@ -9,61 +9,30 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 
+#include "bpf_print.h"
+#include "iotitle.h"
+#include "iotitle.skel.h"
 #include "iotrack.skel.h"
 #include "lat_session.h"
+#include "title.h"
 
 struct proc {
 	uint32_t tgid, ppid;
 	char *cmdline; /* NULL until the process execs: it runs its parent's program until then */
+	char *title;   /* the command line at its latest I/O (iotitle), NULL before any */
 };
 
 struct check_trace {
 	struct iotrack *skel;
+	struct iotitle *titles;
 	struct ring_buffer *rb;
 	struct proc *procs;
 	size_t n_procs, cap_procs;
 };
-
-static bool verbose_libbpf;
-
-/* The caller prints one clear line on failure; libbpf's own lines (WARN too) only with -v. */
-static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list args)
-{
-	(void)level;
-	if (!verbose_libbpf)
-		return 0;
-	return vfprintf(stderr, fmt, args);
-}
-
-int check_parse_device(const char *text, uint32_t *dev)
-{
-	char path[64];
-	unsigned ma, mi;
-	struct stat st;
-	char extra;
-
-	if (sscanf(text, "%u:%u%c", &ma, &mi, &extra) == 2) {
-		*dev = ma << 20 | mi;
-		return 0;
-	}
-	if (!strchr(text, '/')) {
-		snprintf(path, sizeof(path), "/dev/%s", text);
-		text = path;
-	}
-	if (stat(text, &st) < 0)
-		return -errno;
-	if (!S_ISBLK(st.st_mode))
-		return -ENOTBLK;
-	*dev = major(st.st_rdev) << 20 | minor(st.st_rdev);
-	return 0;
-}
 
 static struct proc *proc_find(struct check_trace *t, uint32_t tgid)
 {
@@ -91,6 +60,7 @@ static struct proc *proc_add(struct check_trace *t, uint32_t tgid, uint32_t ppid
 	p->tgid = tgid;
 	p->ppid = ppid;
 	p->cmdline = NULL;
+	p->title = NULL;
 	return p;
 }
 
@@ -126,6 +96,40 @@ static int handle_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* A process's title changed where it did I/O: the command line rules see from now on. */
+static int handle_title(void *ctx, void *data, size_t size)
+{
+	struct check_trace *t = ctx;
+	const struct iotitle_event *e = data;
+	size_t limit, len;
+	struct proc *p;
+	char *title;
+
+	if (size < sizeof(*e))
+		return 0;
+	p = proc_find(t, e->tgid);
+	if (!p)
+		p = proc_add(t, e->tgid, 0);
+	title = malloc(TITLE_MAX + 1);
+	if (!p || !title) {
+		free(title);
+		return 0;
+	}
+	/* The same bytes the shim reads from its own memory, made into the same string. */
+	limit = e->len < IOTITLE_MAX ? e->len : IOTITLE_MAX;
+	len = title_length(e->bytes, e->arg_len, limit);
+	if (len > limit)
+		len = limit;
+	title_to_cmdline(e->bytes, len, title, TITLE_MAX + 1);
+	free(p->title);
+	p->title = title;
+	return 0;
+}
+
+/*
+ * The command line the rules see for @tgid: its title at its latest I/O, else the one it
+ * exec'd with, else (a forked child that has not exec'd) its parent's.
+ */
 static const char *cmdline_of(struct check_trace *t, uint32_t tgid)
 {
 	for (int depth = 0; depth < 64 && tgid; depth++) {
@@ -133,11 +137,33 @@ static const char *cmdline_of(struct check_trace *t, uint32_t tgid)
 
 		if (!p)
 			break;
+		if (p->title)
+			return p->title;
 		if (p->cmdline)
 			return p->cmdline;
 		tgid = p->ppid;
 	}
 	return "";
+}
+
+/* Open and load iotitle on iotrack's map of tracked processes, so both follow the same tree. */
+static int open_titles(struct check_trace *t, char *err, size_t errlen)
+{
+	int ret;
+
+	t->titles = iotitle__open();
+	if (!t->titles) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot open the BPF object: %s", strerror(-ret));
+		return ret;
+	}
+	ret = bpf_map__reuse_fd(t->titles->maps.tracked, bpf_map__fd(t->skel->maps.tracked));
+	if (!ret)
+		ret = iotitle__load(t->titles);
+	if (ret)
+		snprintf(err, errlen, "cannot load the BPF program (needs root or CAP_BPF and "
+			 "CAP_PERFMON, and kernel BTF): %s", strerror(-ret));
+	return ret;
 }
 
 int check_trace_open(struct check_trace **out, const uint32_t *devs, unsigned n_devs,
@@ -157,8 +183,7 @@ int check_trace_open(struct check_trace **out, const uint32_t *devs, unsigned n_
 	 */
 	if (lat_preflight(err, errlen) < 0)
 		return -EPERM;
-	verbose_libbpf = verbose;
-	libbpf_set_print(print_libbpf);
+	bpf_print_setup(verbose);
 	t = calloc(1, sizeof(*t));
 	if (!t) {
 		snprintf(err, errlen, "out of memory");
@@ -182,8 +207,12 @@ int check_trace_open(struct check_trace **out, const uint32_t *devs, unsigned n_
 			 "CAP_PERFMON, and kernel BTF): %s", strerror(-ret));
 		goto fail;
 	}
+	ret = open_titles(t, err, errlen);
+	if (ret)
+		goto fail;
 	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), handle_event, t, NULL);
-	if (!t->rb) {
+	if (!t->rb || ring_buffer__add(t->rb, bpf_map__fd(t->titles->maps.titles), handle_title,
+				       t) < 0) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot create the ring buffer: %s", strerror(-ret));
 		goto fail;
@@ -210,8 +239,10 @@ int check_trace_follow(struct check_trace *t, pid_t pid)
 int check_trace_attach(struct check_trace *t, char *err, size_t errlen)
 {
 	/* attach: every tracepoint at once; until then nothing is counted */
-	int ret = iotrack__attach(t->skel);
+	int ret = iotitle__attach(t->titles);
 
+	if (!ret)
+		ret = iotrack__attach(t->skel);
 	if (ret)
 		snprintf(err, errlen, "cannot attach the BPF programs: %s", strerror(-ret));
 	return ret;
@@ -278,6 +309,10 @@ int check_trace_collect(struct check_trace *t, check_classify_fn classify, void 
 		}
 	}
 	free(st);
+	if (t->titles->bss->lost)
+		fprintf(stderr, "iotier check: warning: %llu process title changes lost (ring "
+			"buffer full): cmdline: rules may have seen an older command line\n",
+			(unsigned long long)t->titles->bss->lost);
 	return ret;
 }
 
@@ -287,8 +322,11 @@ void check_trace_close(struct check_trace *t)
 		return;
 	ring_buffer__free(t->rb);
 	iotrack__destroy(t->skel);
-	for (size_t i = 0; i < t->n_procs; i++)
+	iotitle__destroy(t->titles);
+	for (size_t i = 0; i < t->n_procs; i++) {
 		free(t->procs[i].cmdline);
+		free(t->procs[i].title);
+	}
 	free(t->procs);
 	free(t);
 }

@@ -3,9 +3,16 @@
  * lat_report.c: prints latency snapshots as text (a percentile row per device, operation and
  * priority, and biolatency-style bars on request), as one JSON object per interval, and as
  * Prometheus histograms. Percentiles come from lat_percentile(), so all three agree.
+ * JSON is built with jansson, names through json_text.h like every other report.
  */
 #include "lat_report.h"
 
+#include "blkdev.h"
+#include "json_text.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
 #include <string.h>
 #include <time.h>
 
@@ -94,7 +101,7 @@ void lat_report_text(FILE *out, const struct lat_snapshot *snap, const struct la
 		const struct lat_row *row = &snap->rows[i];
 		const struct iolat_lat *l = lat_row_lat(row, o->stage);
 
-		lat_dev_name(row->dev, dev, sizeof(dev));
+		blkdev_name(row->dev, dev, sizeof(dev));
 		prio_label(row, prio, sizeof(prio));
 		fprintf(out, "%-10s %-7s %-7s %9llu %10llu", dev, lat_op_name(row->op), prio,
 			(unsigned long long)row->count, (unsigned long long)(row->bytes / 1024));
@@ -118,77 +125,124 @@ static void iso_time(const struct timespec *ts, char *buf, size_t len)
 	snprintf(buf, len, "%s.%03ldZ", base, ts->tv_nsec / 1000000);
 }
 
-/* Device names come from sysfs; escape anyway, a JSON consumer must never choke. */
-static void json_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+#define JINT(v) json_integer((json_int_t)(v))
 
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
+/* Set each of the @n (key, value) pairs; 0, or -1 when any failed (every value is taken). */
+static int set_all(json_t *obj, const char *const *keys, json_t **values, size_t n)
+{
+	int bad = !obj;
+
+	for (size_t i = 0; i < n; i++)
+		bad |= json_object_set_new(obj, keys[i], values[i]);
+	return bad ? -1 : 0;
+}
+
+/* The percentile summary of @l, in ns. */
+static json_t *lat_ns_json(const struct iolat_lat *l)
+{
+	static const char *const keys[] = { "min", "mean", "p50", "p90", "p99", "p999", "max" };
+	json_t *values[] = {
+		JINT(l->min_ns), JINT(l->count ? l->sum_ns / l->count : 0),
+		JINT(lat_percentile(l, 50)), JINT(lat_percentile(l, 90)),
+		JINT(lat_percentile(l, 99)), JINT(lat_percentile(l, 99.9)), JINT(l->max_ns),
+	};
+	json_t *o = json_object();
+
+	if (set_all(o, keys, values, 7)) {
+		json_decref(o);
+		return NULL;
 	}
-	fputc('"', out);
+	return o;
+}
+
+/* The non-empty buckets, ascending: [low_ns, high_ns or null, count]. */
+static json_t *buckets_json(const struct iolat_lat *l)
+{
+	json_t *a = json_array();
+
+	for (__u32 b = 0; a && b < HIST_NR_BUCKETS; b++) {
+		if (!l->slots[b])
+			continue;
+		if (json_array_append_new(a, json_pack("[I, o, I]", (json_int_t)hist_bucket_low(b),
+			b == HIST_OVERFLOW ? json_null() : JINT(hist_bucket_high(b)),
+			(json_int_t)l->slots[b])) < 0) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
+static json_t *row_json(const struct lat_row *row, const struct lat_report_opts *o)
+{
+	static const char *const keys[] = { "major", "minor", "op", "class", "level", "count",
+					    "bytes", "lat_count", "lat_ns", "buckets" };
+	const struct iolat_lat *l = lat_row_lat(row, o->stage);
+	json_t *values[] = {
+		JINT(row->dev >> 20), JINT(row->dev & 0xfffff), json_string(lat_op_name(row->op)),
+		json_string(lat_class_name(row->ioclass)),
+		row->level < 0 ? json_null() : JINT(row->level), JINT(row->count),
+		JINT(row->bytes), JINT(l->count), lat_ns_json(l), buckets_json(l),
+	};
+	json_t *r = json_object();
+	char dev[32];
+	int bad;
+
+	blkdev_name(row->dev, dev, sizeof(dev));
+	bad = json_set_text(r, "device", dev);
+	bad |= set_all(r, keys, values, 10); /* takes the values, even when @r is NULL */
+	if (bad) {
+		json_decref(r);
+		return NULL;
+	}
+	return r;
+}
+
+static json_t *snapshot_json(const struct lat_snapshot *snap, const struct lat_report_opts *o)
+{
+	static const char *const keys[] = { "schema", "start", "end", "interval_s", "latency",
+		"attach", "hist_layout", "inflight", "inflight_max", "drops", "hist_drops",
+		"requeues", "merges", "rows" };
+	char start[40], end[40];
+	json_t *rows = json_array(), *root = json_object();
+
+	iso_time(&snap->start, start, sizeof(start));
+	iso_time(&snap->end, end, sizeof(end));
+	for (size_t i = 0; rows && i < snap->nrows; i++)
+		if (json_array_append_new(rows, row_json(&snap->rows[i], o)) < 0) {
+			json_decref(rows);
+			rows = NULL;
+		}
+	{
+		json_t *values[] = {
+			json_string(LAT_JSON_SCHEMA), json_string(start), json_string(end),
+			/* milliseconds, as the timestamps */
+			json_real(round(secs_between(&snap->start, &snap->end) * 1000) / 1000),
+			json_string(o->stage == LAT_STAGE_DEVICE ? "d2c" : "q2c"),
+			json_string(snap->attach ? snap->attach : "none"), JINT(HIST_LAYOUT_VERSION),
+			JINT(snap->inflight), JINT(snap->inflight_max), JINT(snap->drops),
+			JINT(snap->hist_drops), JINT(snap->requeues), JINT(snap->merges), rows,
+		};
+
+		if (set_all(root, keys, values, 14)) {
+			json_decref(root);
+			return NULL;
+		}
+	}
+	return root;
 }
 
 void lat_report_json(FILE *out, const struct lat_snapshot *snap, const struct lat_report_opts *o)
 {
-	char start[40], end[40], dev[32];
+	json_t *root = snapshot_json(snap, o);
 
-	iso_time(&snap->start, start, sizeof(start));
-	iso_time(&snap->end, end, sizeof(end));
-	fprintf(out, "{\"schema\":\"%s\",\"start\":\"%s\",\"end\":\"%s\",\"interval_s\":%.3f,"
-		"\"latency\":\"%s\",\"attach\":\"%s\",\"hist_layout\":%d,"
-		"\"inflight\":%llu,\"inflight_max\":%u,\"drops\":%llu,\"hist_drops\":%llu,"
-		"\"requeues\":%llu,\"merges\":%llu,\"rows\":[",
-		LAT_JSON_SCHEMA, start, end, secs_between(&snap->start, &snap->end),
-		o->stage == LAT_STAGE_DEVICE ? "d2c" : "q2c", snap->attach ? snap->attach : "none",
-		HIST_LAYOUT_VERSION, (unsigned long long)snap->inflight, snap->inflight_max,
-		(unsigned long long)snap->drops, (unsigned long long)snap->hist_drops,
-		(unsigned long long)snap->requeues, (unsigned long long)snap->merges);
-	for (size_t i = 0; i < snap->nrows; i++) {
-		const struct lat_row *row = &snap->rows[i];
-		const struct iolat_lat *l = lat_row_lat(row, o->stage);
-		bool firstb = true;
-
-		lat_dev_name(row->dev, dev, sizeof(dev));
-		fprintf(out, "%s{\"device\":", i ? "," : "");
-		json_string(out, dev);
-		fprintf(out, ",\"major\":%u,\"minor\":%u,\"op\":\"%s\",\"class\":\"%s\",\"level\":",
-			row->dev >> 20, row->dev & 0xfffff, lat_op_name(row->op),
-			lat_class_name(row->ioclass));
-		if (row->level < 0)
-			fprintf(out, "null");
-		else
-			fprintf(out, "%d", row->level);
-		fprintf(out, ",\"count\":%llu,\"bytes\":%llu,\"lat_count\":%llu,\"lat_ns\":{"
-			"\"min\":%llu,\"mean\":%llu,\"p50\":%llu,\"p90\":%llu,\"p99\":%llu,"
-			"\"p999\":%llu,\"max\":%llu},\"buckets\":[",
-			(unsigned long long)row->count, (unsigned long long)row->bytes,
-			(unsigned long long)l->count, (unsigned long long)l->min_ns,
-			(unsigned long long)(l->count ? l->sum_ns / l->count : 0),
-			(unsigned long long)lat_percentile(l, 50), (unsigned long long)lat_percentile(l, 90),
-			(unsigned long long)lat_percentile(l, 99),
-			(unsigned long long)lat_percentile(l, 99.9), (unsigned long long)l->max_ns);
-		for (__u32 b = 0; b < HIST_NR_BUCKETS; b++) {
-			if (!l->slots[b])
-				continue;
-			fprintf(out, "%s[%llu,", firstb ? "" : ",",
-				(unsigned long long)hist_bucket_low(b));
-			if (b == HIST_OVERFLOW)
-				fprintf(out, "null");
-			else
-				fprintf(out, "%llu", (unsigned long long)hist_bucket_high(b));
-			fprintf(out, ",%llu]", (unsigned long long)l->slots[b]);
-			firstb = false;
-		}
-		fprintf(out, "]}");
-	}
-	fprintf(out, "]}\n");
+	if (!root || json_dumpf(root, out, JSON_COMPACT | JSON_PRESERVE_ORDER |
+				JSON_REAL_PRECISION(15)) < 0)
+		fprintf(stderr, "iotier lat: cannot write the JSON report: %s\n",
+			root ? strerror(errno) : "out of memory");
+	else
+		fputc('\n', out);
+	json_decref(root);
 	fflush(out);
 }
 
@@ -211,6 +265,22 @@ void lat_prom_labels(FILE *out, const struct lat_row *row, const char *dev)
 		fprintf(out, "%d\"", row->level);
 }
 
+/* One counter per row: its request count, or with @bytes its byte count. */
+static void prom_counter(FILE *out, const struct lat_snapshot *snap, const char *name,
+			 const char *help, bool bytes)
+{
+	char dev[32];
+
+	fprintf(out, "# HELP %s %s\n# TYPE %s counter\n", name, help, name);
+	for (size_t i = 0; i < snap->nrows; i++) {
+		blkdev_name(snap->rows[i].dev, dev, sizeof(dev));
+		fprintf(out, "%s{", name);
+		lat_prom_labels(out, &snap->rows[i], dev);
+		fprintf(out, "} %llu\n", (unsigned long long)(bytes ? snap->rows[i].bytes :
+								snap->rows[i].count));
+	}
+}
+
 void lat_report_prom(FILE *out, const struct lat_snapshot *snap, const struct lat_report_opts *o)
 {
 	const char *stage = o->stage == LAT_STAGE_DEVICE ? "device" : "queue";
@@ -225,7 +295,7 @@ void lat_report_prom(FILE *out, const struct lat_snapshot *snap, const struct la
 		const struct iolat_lat *l = lat_row_lat(row, o->stage);
 		__u64 cum = 0;
 
-		lat_dev_name(row->dev, dev, sizeof(dev));
+		blkdev_name(row->dev, dev, sizeof(dev));
 		for (__u32 b = 0; b < HIST_OVERFLOW; b++) {
 			double le;
 
@@ -246,22 +316,10 @@ void lat_report_prom(FILE *out, const struct lat_snapshot *snap, const struct la
 		lat_prom_labels(out, row, dev);
 		fprintf(out, "} %llu\n", (unsigned long long)l->count);
 	}
-	fprintf(out, "# HELP iotier_block_requests_total Completed block requests.\n"
-		"# TYPE iotier_block_requests_total counter\n");
-	for (size_t i = 0; i < snap->nrows; i++) {
-		lat_dev_name(snap->rows[i].dev, dev, sizeof(dev));
-		fprintf(out, "iotier_block_requests_total{");
-		lat_prom_labels(out, &snap->rows[i], dev);
-		fprintf(out, "} %llu\n", (unsigned long long)snap->rows[i].count);
-	}
-	fprintf(out, "# HELP iotier_block_bytes_total Bytes transferred by completed block requests.\n"
-		"# TYPE iotier_block_bytes_total counter\n");
-	for (size_t i = 0; i < snap->nrows; i++) {
-		lat_dev_name(snap->rows[i].dev, dev, sizeof(dev));
-		fprintf(out, "iotier_block_bytes_total{");
-		lat_prom_labels(out, &snap->rows[i], dev);
-		fprintf(out, "} %llu\n", (unsigned long long)snap->rows[i].bytes);
-	}
+	prom_counter(out, snap, "iotier_block_requests_total", "Completed block requests.",
+		     false);
+	prom_counter(out, snap, "iotier_block_bytes_total",
+		     "Bytes transferred by completed block requests.", true);
 	fprintf(out, "# HELP iotier_tracer_inflight_requests Requests the tracer holds in flight.\n"
 		"# TYPE iotier_tracer_inflight_requests gauge\n"
 		"iotier_tracer_inflight_requests %llu\n"

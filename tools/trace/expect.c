@@ -14,10 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rules.h" /* ioprio_class_names */
+
 static const char *const tier_names[TIER_COUNT] = { "low", "high", "default", "unattributed" };
 static const char *const op_names[OP_COUNT] = { "read", "write", "other" };
 static const char *const cause_names[CAUSE_COUNT] = { "submit", "writeback", "journal", "other" };
-static const char *const class_names[4] = { "none", "rt", "be", "idle" };
 
 const char *expect_tier_name(enum expect_tier tier)
 {
@@ -36,7 +37,9 @@ const char *expect_cause_name(int cause)
 
 const char *expect_class_name(int ioclass)
 {
-	return ioclass >= 0 && ioclass < 4 ? class_names[ioclass] : "?";
+	const char *name = ioclass >= 0 ? ioprio_class_name((unsigned)ioclass) : NULL;
+
+	return name ? name : "?";
 }
 
 /* ---- lexer ---- */
@@ -277,9 +280,9 @@ static uint32_t class_literal(const struct segment *g, unsigned *bad_level)
 
 	*bad_level = 0;
 	for (cls = 0; cls < 4; cls++) {
-		size_t n = strlen(class_names[cls]);
+		size_t n = strlen(ioprio_class_names[cls]);
 
-		if (g->len < n || strncmp(g->s, class_names[cls], n))
+		if (g->len < n || strncmp(g->s, ioprio_class_names[cls], n))
 			continue;
 		if (g->len == n)
 			return EXPECT_CLASS_ALL_LEVELS(cls);
@@ -385,7 +388,7 @@ static int parse_ref(struct parser *p, const struct token *t, struct expect_node
 		ref->op = op;
 		i++;
 	}
-	if (i < n - 1 && (cls = seg_lookup(&segs[i], class_names, 4)) >= 0) {
+	if (i < n - 1 && (cls = seg_lookup(&segs[i], ioprio_class_names, IOCLASS_COUNT)) >= 0) {
 		ref->ioclass = cls;
 		i++;
 	}
@@ -766,7 +769,7 @@ void expect_format(enum expect_dim dim, const struct expect_value *v, char *buf,
 				continue;
 			if (m == EXPECT_CLASS_ALL_LEVELS(cls)) {
 				int n = snprintf(buf + off, len - off, "%s%s", off ? "+" : "",
-						 class_names[cls]);
+						 ioprio_class_names[cls]);
 
 				if (n < 0 || (size_t)n >= len - off)
 					return;
@@ -781,10 +784,10 @@ void expect_format(enum expect_dim dim, const struct expect_value *v, char *buf,
 				/* Levels mean nothing for none and idle. */
 				if (cls == 0 || cls == 3)
 					n = snprintf(buf + off, len - off, "%s%s", off ? "+" : "",
-						     class_names[cls]);
+						     ioprio_class_names[cls]);
 				else
 					n = snprintf(buf + off, len - off, "%s%s:%d", off ? "+" : "",
-						     class_names[cls], lvl);
+						     ioprio_class_names[cls], lvl);
 				if (n < 0 || (size_t)n >= len - off)
 					return;
 				off += (size_t)n;
