@@ -19,10 +19,12 @@ actual=$(nm -D --defined-only "$so" | awk '$2 ~ /^[TtWwDdBb]$/ { print $3 }' | s
 
 if [ "$expected" != "$actual" ]; then
   echo "exported symbols differ from $map:"
-  printf '%s\n' "$expected" > /tmp/iotier-exports-expected.$$
-  printf '%s\n' "$actual" > /tmp/iotier-exports-actual.$$
-  diff /tmp/iotier-exports-expected.$$ /tmp/iotier-exports-actual.$$ || true
-  rm -f /tmp/iotier-exports-expected.$$ /tmp/iotier-exports-actual.$$
+  # mktemp, not a name from the pid: this runs as root, and /tmp is everyone's.
+  dir=$(mktemp -d)
+  trap 'rm -rf "$dir"' EXIT
+  printf '%s\n' "$expected" > "$dir/expected"
+  printf '%s\n' "$actual" > "$dir/actual"
+  diff "$dir/expected" "$dir/actual" || true
   exit 1
 fi
 if [ -n "$symbols" ]; then
