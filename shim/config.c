@@ -190,7 +190,8 @@ static int parse_drop_behind(struct config *cfg, const char *value, char *err, s
 	return 0;
 }
 
-static int parse_low_rate(struct config *cfg, const char *value, char *err, size_t errlen)
+/* Bytes per second: 0 (off) or at least a page per second. */
+static int parse_rate(const char *value, uint64_t *out, char *err, size_t errlen)
 {
 	uint64_t n;
 
@@ -201,7 +202,41 @@ static int parse_low_rate(struct config *cfg, const char *value, char *err, size
 			 value);
 		return -1;
 	}
-	cfg->low_rate = n;
+	*out = n;
+	return 0;
+}
+
+static int parse_low_rate(struct config *cfg, const char *value, char *err, size_t errlen)
+{
+	return parse_rate(value, &cfg->low_rate, err, errlen);
+}
+
+static int parse_target(struct config *cfg, const char *value, char *err, size_t errlen)
+{
+	return adaptive_target_parse(value, &cfg->target, err, errlen);
+}
+
+static int parse_low_min_rate(struct config *cfg, const char *value, char *err, size_t errlen)
+{
+	return parse_rate(value, &cfg->low_min_rate, err, errlen);
+}
+
+/* An absolute directory, or empty for none: a relative one would follow each cwd. */
+static int parse_state_dir(struct config *cfg, const char *value, char *err, size_t errlen)
+{
+	size_t len = strlen(value);
+
+	if (len && value[0] != '/') {
+		snprintf(err, errlen, "bad directory '%s': an absolute path, or empty for none",
+			 value);
+		return -1;
+	}
+	if (len >= sizeof(cfg->state_dir)) {
+		snprintf(err, errlen, "bad directory: longer than %zu bytes",
+			 sizeof(cfg->state_dir) - 1);
+		return -1;
+	}
+	memcpy(cfg->state_dir, value, len + 1);
 	return 0;
 }
 

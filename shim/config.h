@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "adaptive_target.h"
 #include "log.h"
 #include "rules.h"
 
@@ -21,6 +22,8 @@ enum cgroup_mode { CGROUP_AUTO = 0, CGROUP_OFF, CGROUP_V1, CGROUP_V2 };
 
 #define LOW_WEIGHT_DEFAULT 10   /* IOTIER_LOW_WEIGHT, on io.weight's 1..10000 scale */
 #define LOW_WEIGHT_MAX 10000
+
+#define STATE_DIR_MAX 200 /* the state file's directory, with its NUL */
 
 struct config {
 	struct tier_rules rules;
@@ -36,6 +39,13 @@ struct config {
 	unsigned n_drop_globs;    /* IOTIER_DROP_BEHIND: files whose written pages are dropped */
 	char drop_globs[DROP_GLOBS_MAX][RULE_GLOB_MAX];
 	uint64_t low_rate;        /* bytes per second for all low threads together; 0 off */
+
+	/* The adaptive low tier (docs/adaptive.md). */
+	struct adaptive_target target; /* IOTIER_TARGET; target.set false: off */
+	uint64_t low_min_rate;    /* IOTIER_LOW_MIN_RATE: the low tier is never held below it */
+
+	/* IOTIER_STATE_DIR: where this process's state file goes for the exporter; "" none. */
+	char state_dir[STATE_DIR_MAX];
 };
 
 /* Where a value comes from: the environment, or a KEY=VALUE file. */

@@ -28,6 +28,7 @@
 #include "config.h"
 #include "expect.h"
 #include "shim_options.h"
+#include "text_escape.h"
 
 static const char check_help[] =
 	"usage: iotier check [OPTIONS] [--expect EXPR]... [--] CMD [ARGS...]\n"
@@ -265,7 +266,7 @@ static pid_t start_command(char **argv, struct check_trace *trace,
 	close(exec_err[1]);
 	child_pid = pid;
 	if (check_trace_follow(trace, pid) < 0 || check_trace_attach(trace, msg, sizeof(msg)) < 0) {
-		fprintf(stderr, "iotier check: %s\n", msg[0] ? msg : "cannot follow the command");
+		error_line("check", "%s", msg[0] ? msg : "cannot follow the command");
 		close(go[1]);
 		close(exec_err[0]);
 		waitpid(pid, NULL, 0);
@@ -276,7 +277,7 @@ static pid_t start_command(char **argv, struct check_trace *trace,
 		perror("iotier check: write");
 	close(go[1]);
 	if (read(exec_err[0], &err, sizeof(err)) == (ssize_t)sizeof(err)) {
-		fprintf(stderr, "iotier check: cannot run '%s': %s\n", argv[0], strerror(err));
+		error_line("check", "cannot run '%s': %s", argv[0], strerror(err));
 		close(exec_err[0]);
 		waitpid(pid, NULL, 0);
 		*status = err == ENOENT ? 127 : 126;
@@ -356,7 +357,7 @@ static int run_traced(const struct check_args *a, char **cmd, struct config *cfg
 	pid_t pid;
 
 	if (check_trace_open(&trace, a->devs, a->n_devs, a->verbose, err, sizeof(err)) < 0) {
-		fprintf(stderr, "iotier check: %s\n", err);
+		error_line("check", "%s", err);
 		return 1;
 	}
 	/* Like time(1): ^C reaches CMD from the terminal and we report what it did until then. */
@@ -425,8 +426,11 @@ static int report_results(const struct check_args *a, char **cmd, int cmd_status
 	printf("\n");
 	check_report_print(report, stdout);
 	failed = judge(a, report, baseline, outcomes);
-	if (cmd_status)
-		printf("\ncommand failed: '%s' exited with status %d\n", cmd[0], cmd_status);
+	if (cmd_status) {
+		fputs("\ncommand failed: '", stdout);
+		text_escape_fputs(cmd[0], stdout);
+		printf("' exited with status %d\n", cmd_status);
+	}
 	if (a->json) {
 		struct check_meta meta = {
 			.argv = (const char *const *)cmd,
@@ -441,7 +445,7 @@ static int report_results(const struct check_args *a, char **cmd, int cmd_status
 
 		if (check_report_write_json(report, &meta, outcomes, a->n_exprs, a->json, err,
 					    sizeof(err)) < 0) {
-			fprintf(stderr, "iotier check: %s\n", err);
+			error_line("check", "%s", err);
 			return 1;
 		}
 	}

@@ -6,9 +6,9 @@
  */
 #include <check.h>
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "refdisk-model.h"
 
 static struct refdisk_model m;
@@ -112,9 +112,5 @@ int main(void)
 	tcase_add_test(tc, parse_rejects);
 	tcase_add_test(tc, late_counters);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_suite(s);
 }
