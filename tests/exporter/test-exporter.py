@@ -149,7 +149,8 @@ def mode_http(iotier):
         if open(f"/sys/block/{late}/size").read().strip() != "0":
             print(f"note: {late} was attached again by someone else; not judging its removal")
         else:
-            expect(f'device="{late}"' not in body, f"disk {late} gone but still exported")
+            left = [line for line in body.splitlines() if f'device="{late}"' in line]
+            expect(not left, f"disk {late} gone but still exported: {left[:3]}")
 
         # The textfile: complete, valid, and no temp file left beside it.
         rig.wait_for("a textfile write after the I/O",
