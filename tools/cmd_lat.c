@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "blkdev.h"
+#include "cli_args.h"
 #include "commands.h"
 #include "lat_report.h"
 #include "lat_session.h"
@@ -96,35 +97,6 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-/* A positive number of seconds, at most a day's worth of reports apart. */
-static int parse_seconds(const char *s, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !(v > 0) || v > 1e7)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-static int parse_ulong(const char *s, unsigned long max, unsigned long *out)
-{
-	char *end;
-	unsigned long v;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v == 0 || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 static double now_s(void)
 {
 	struct timespec ts;
@@ -145,14 +117,6 @@ struct lat_args {
 };
 
 /* Index of @value in the NULL-terminated @names, or -1. */
-static int pick(const char *value, const char *const *names)
-{
-	for (int i = 0; names[i]; i++)
-		if (!strcmp(value, names[i]))
-			return i;
-	return -1;
-}
-
 /* Options that select one thing (who and what is traced): 0 or an exit status. */
 static int parse_filter(struct lat_args *a, int opt, const char *arg)
 {
@@ -169,7 +133,7 @@ static int parse_filter(struct lat_args *a, int opt, const char *arg)
 		o->ndevs++;
 		return 0;
 	case 'p':
-		if (parse_ulong(arg, 0x3fffffff, &a->pid) < 0)
+		if (cli_parse_ulong(arg, 0x3fffffff, &a->pid) < 0)
 			return usage_error("lat", "bad pid '%s'", arg);
 		if (kill((pid_t)a->pid, 0) < 0 && errno == ESRCH)
 			return usage_error("lat", "no process with pid '%s'", arg);
@@ -200,31 +164,31 @@ static int parse_output(struct lat_args *a, int opt, const char *arg)
 
 	switch (opt) {
 	case 'b':
-		if ((i = pick(arg, bys)) < 0)
+		if ((i = cli_pick(arg, bys)) < 0)
 			return usage_error("lat", "bad --by '%s' (class or level)", arg);
 		a->ro.by_class = i == 1;
 		return 0;
 	case 'i':
-		return parse_seconds(arg, &a->interval) < 0 ?
+		return cli_parse_seconds(arg, &a->interval) < 0 ?
 		       usage_error("lat", "bad interval '%s'", arg) : 0;
 	case 'n':
-		return parse_ulong(arg, 1000000000ul, &a->count) < 0 ?
+		return cli_parse_ulong(arg, 1000000000ul, &a->count) < 0 ?
 		       usage_error("lat", "bad count '%s'", arg) : 0;
 	case 't':
-		return parse_seconds(arg, &a->duration) < 0 ?
+		return cli_parse_seconds(arg, &a->duration) < 0 ?
 		       usage_error("lat", "bad duration '%s'", arg) : 0;
 	case 'f':
-		if ((i = pick(arg, formats)) < 0)
+		if ((i = cli_pick(arg, formats)) < 0)
 			return usage_error("lat", "unknown format '%s' (text, json or prom)", arg);
 		a->fmt = (enum lat_format)i;
 		return 0;
 	case OPT_ATTACH:
-		if ((i = pick(arg, attaches)) < 0)
+		if ((i = cli_pick(arg, attaches)) < 0)
 			return usage_error("lat", "bad --attach '%s' (auto, tp_btf or raw_tp)", arg);
 		a->o.attach = (enum lat_attach)i;
 		return 0;
 	default: /* OPT_INFLIGHT */
-		if (parse_ulong(arg, 1u << 22, &ul) < 0)
+		if (cli_parse_ulong(arg, 1u << 22, &ul) < 0)
 			return usage_error("lat", "bad --inflight-max '%s'", arg);
 		a->o.inflight_max = (__u32)ul;
 		return 0;

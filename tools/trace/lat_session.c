@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "bpf_print.h"
+#include "btf_tp.h"
 #include "iolat.skel.h"
 
 #ifndef CAP_PERFMON
@@ -97,41 +98,6 @@ int lat_preflight(char *err, size_t errlen)
 	return 0;
 }
 
-/*
- * The number of arguments of tracepoint @tp from its btf_trace_<tp> typedef, checking that
- * the first one points to struct @first; -1 when BTF does not describe it so.
- */
-static int tp_params(const struct btf *btf, const char *tp, const char *first)
-{
-	const struct btf_type *t, *proto;
-	const struct btf_param *p;
-	char name[128];
-	int id;
-
-	if (!btf)
-		return -1;
-	snprintf(name, sizeof(name), "btf_trace_%s", tp);
-	id = btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF);
-	if (id < 0)
-		return -1;
-	t = btf__type_by_id(btf, btf__type_by_id(btf, id)->type);
-	if (!t || !btf_is_ptr(t))
-		return -1;
-	proto = btf__type_by_id(btf, t->type);
-	/* The first parameter is the tracepoint's void *data; the real arguments follow. */
-	if (!proto || !btf_is_func_proto(proto) || btf_vlen(proto) < 2)
-		return -1;
-	p = btf_params(proto);
-	t = btf__type_by_id(btf, p[1].type);
-	if (!t || !btf_is_ptr(t))
-		return -1;
-	id = btf__resolve_type(btf, t->type);
-	t = id < 0 ? NULL : btf__type_by_id(btf, id);
-	if (!t || !btf_is_struct(t) || strcmp(btf__name_by_offset(btf, t->name_off), first))
-		return -1;
-	return btf_vlen(proto) - 1;
-}
-
 struct probe {
 	bool btf_ok;           /* every required tracepoint has a BTF signature */
 	bool has_io_start;
@@ -146,13 +112,13 @@ static void probe_kernel(struct probe *pr, bool need_fork)
 
 	if (libbpf_get_error(btf))
 		btf = NULL;
-	insert = tp_params(btf, "block_rq_insert", "request");
-	issue = tp_params(btf, "block_rq_issue", "request");
-	complete = tp_params(btf, "block_rq_complete", "request");
-	requeue = tp_params(btf, "block_rq_requeue", "request");
-	merge = tp_params(btf, "block_rq_merge", "request");
-	start = tp_params(btf, "block_io_start", "request");
-	fork = tp_params(btf, "sched_process_fork", "task_struct");
+	insert = btf_tp_params(btf, "block_rq_insert", "request");
+	issue = btf_tp_params(btf, "block_rq_issue", "request");
+	complete = btf_tp_params(btf, "block_rq_complete", "request");
+	requeue = btf_tp_params(btf, "block_rq_requeue", "request");
+	merge = btf_tp_params(btf, "block_rq_merge", "request");
+	start = btf_tp_params(btf, "block_io_start", "request");
+	fork = btf_tp_params(btf, "sched_process_fork", "task_struct");
 	pr->btf_ok = insert == 1 && issue == 1 && complete >= 2 && requeue == 1 && merge == 1 &&
 		     (!need_fork || fork == 2);
 	pr->has_io_start = start == 1;
