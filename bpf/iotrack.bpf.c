@@ -21,6 +21,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "iotrack.h"
+#include "lat_add.bpf.h"
 
 #define PF_KTHREAD 0x00200000
 #define REQ_OP_MASK 0xff
@@ -386,7 +387,6 @@ int BPF_PROG(iotrack_rq_complete, struct request *rq, blk_status_t error, unsign
 	__u64 ptr = (__u64)rq, lat, now, qstart;
 	struct iotrack_stats *st;
 	struct start *s;
-	__u64 b;
 
 	s = bpf_map_lookup_elem(&starts, &ptr);
 	if (!s)
@@ -411,19 +411,7 @@ int BPF_PROG(iotrack_rq_complete, struct request *rq, blk_status_t error, unsign
 	qstart = s->insert_ns ? s->insert_ns : s->issue_ns ? s->issue_ns : s->start_ns;
 	lat = now > qstart ? now - qstart : 0;
 	__sync_fetch_and_add(&st->count, 1);
-	b = hist_bucket(lat);
-	/* One register for the check and the index, or the verifier sees an unchecked copy. */
-	barrier_var(b);
-	if (b < HIST_NR_BUCKETS) {
-		__sync_fetch_and_add(&st->lat.slots[b], 1);
-		__sync_fetch_and_add(&st->lat.count, 1);
-		__sync_fetch_and_add(&st->lat.sum_ns, lat);
-		/* Racy by design: min and max may miss one of two concurrent requests. */
-		if (!st->lat.min_ns || lat < st->lat.min_ns)
-			st->lat.min_ns = lat;
-		if (lat > st->lat.max_ns)
-			st->lat.max_ns = lat;
-	}
+	lat_add_shared(&st->lat, lat);
 	bpf_map_delete_elem(&starts, &ptr);
 	return 0;
 }

@@ -23,6 +23,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "lat_add.bpf.h"
 #include "stalls.h"
 
 #define PF_KTHREAD 0x00200000
@@ -192,7 +193,6 @@ static __always_inline void stall_record(struct task_struct *task, __u8 cause, _
 {
 	struct stalls_key key = {};
 	struct stalls_stats *st;
-	__u64 b;
 
 	key.epoch = epoch;
 	key.tgid = BPF_CORE_READ(task, tgid);
@@ -212,19 +212,7 @@ static __always_inline void stall_record(struct task_struct *task, __u8 cause, _
 		if (!st)
 			return;
 	}
-	b = hist_bucket(ns);
-	/* One register for the check and the index, or the verifier sees an unchecked copy. */
-	barrier_var(b);
-	if (b >= HIST_NR_BUCKETS)
-		return;
-	__sync_fetch_and_add(&st->lat.slots[b], 1);
-	__sync_fetch_and_add(&st->lat.count, 1);
-	__sync_fetch_and_add(&st->lat.sum_ns, ns);
-	/* Racy by design: min and max may miss one of two concurrent stalls of a thread. */
-	if (!st->lat.min_ns || ns < st->lat.min_ns)
-		st->lat.min_ns = ns;
-	if (ns > st->lat.max_ns)
-		st->lat.max_ns = ns;
+	lat_add_shared(&st->lat, ns);
 }
 
 /*

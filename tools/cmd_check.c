@@ -23,6 +23,7 @@
 #include "blkdev.h"
 #include "check_report.h"
 #include "check_trace.h"
+#include "cli_common.h"
 #include "commands.h"
 #include "cgroup_place.h"
 #include "config.h"
@@ -299,14 +300,6 @@ static pid_t start_command(char **argv, const struct check_tracers *tr,
 	return pid;
 }
 
-static double now_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* validate: rules, classes, expectations, the baseline and the JSON path. 0 or exit status. */
 static int validate_args(struct check_args *a, struct config *cfg,
 			 struct check_report **baseline)
@@ -425,7 +418,7 @@ static int run_traced(const struct check_args *a, char **cmd, struct config *cfg
 	sigaction(SIGTERM, &sa, &old_term);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGINT, &sa, &old_int);
-	*started = now_seconds();
+	*started = cli_now();
 	pid = start_command(cmd, &tr, a->shim.place_in_cgroup ? cfg : NULL, cmd_status);
 	if (pid < 0) {
 		ret = *cmd_status;
@@ -439,7 +432,7 @@ static int run_traced(const struct check_args *a, char **cmd, struct config *cfg
 	if (!a->no_sync)
 		sync();
 	check_trace_poll(tr.io, 0);
-	ret = collect(&tr, cfg, report, stalls, now_seconds() - *started);
+	ret = collect(&tr, cfg, report, stalls, cli_now() - *started);
 restore:
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
@@ -541,7 +534,7 @@ static int check_main(int argc, char **argv)
 		goto cleanup;
 	exit_code = run_traced(&a, argv + optind, &cfg, report, &stalls, &cmd_status, &started);
 	if (!exit_code)
-		exit_code = report_results(&a, argv + optind, cmd_status, now_seconds() - started,
+		exit_code = report_results(&a, argv + optind, cmd_status, cli_now() - started,
 					   report, baseline, &stalls, outcomes);
 cleanup:
 	stalls_report_free(&stalls);

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "blkdev.h"
-#include "cli_args.h"
+#include "cli_common.h"
 #include "commands.h"
 #include "lat_report.h"
 #include "lat_session.h"
@@ -88,22 +88,6 @@ static const struct option lat_options[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
-
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* Everything the command line asks for. */
 struct lat_args {
@@ -295,12 +279,12 @@ static int read_and_report(struct lat_session *s, const struct lat_args *a,
 static int run(struct lat_session *s, const struct lat_args *a, struct lat_snapshot *snap,
 	       struct lat_snapshot *total)
 {
-	double start = now_s(), next = a->interval ? start + a->interval : 0;
+	double start = cli_now(), next = a->interval ? start + a->interval : 0;
 	unsigned long left = a->count;
 
 	/* poll: wake every 100 ms to notice signals, the interval and the duration */
-	while (!stop) {
-		double t = now_s();
+	while (!cli_stop) {
+		double t = cli_now();
 
 		if (a->duration && t - start >= a->duration)
 			break;
@@ -324,7 +308,6 @@ static int lat_main(int argc, char **argv)
 			      .fmt = LAT_FORMAT_TEXT };
 	struct lat_snapshot snap, total;
 	struct lat_session *s = NULL;
-	struct sigaction sa;
 	char err[512];
 	int ret;
 
@@ -338,10 +321,7 @@ static int lat_main(int argc, char **argv)
 		return 1;
 	}
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	cli_stop_on_signals();
 	lat_snapshot_init(&snap);
 	lat_snapshot_init(&total);
 

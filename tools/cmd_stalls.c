@@ -15,7 +15,7 @@
 #include <time.h>
 
 #include "blkdev.h"
-#include "cli_args.h"
+#include "cli_common.h"
 #include "commands.h"
 #include "shim_options.h"
 #include "stalls_report.h"
@@ -86,22 +86,6 @@ struct stalls_args {
 	enum stalls_format fmt;
 	struct shim_flags shim;
 };
-
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* One option's value: 0 or an exit status. */
 static int parse_option(struct stalls_args *a, int opt, const char *arg)
@@ -217,10 +201,10 @@ static int read_and_report(struct stalls_session *s, const struct stalls_args *a
 /* run: poll every 100 ms until a signal, the duration or PID's exit, reporting intervals. */
 static int run(struct stalls_session *s, const struct stalls_args *a, const struct config *cfg)
 {
-	double start = now_s(), last = start, next = a->interval ? start + a->interval : 0;
+	double start = cli_now(), last = start, next = a->interval ? start + a->interval : 0;
 
-	while (!stop) {
-		double t = now_s();
+	while (!cli_stop) {
+		double t = cli_now();
 
 		if (a->duration && t - start >= a->duration)
 			break;
@@ -236,7 +220,7 @@ static int run(struct stalls_session *s, const struct stalls_args *a, const stru
 		nanosleep(&(struct timespec){ .tv_nsec = 100 * 1000 * 1000 }, NULL);
 	}
 	/* final: what the last, partial interval (or the whole run) counted */
-	return read_and_report(s, a, cfg, now_s() - last);
+	return read_and_report(s, a, cfg, cli_now() - last);
 }
 
 static int stalls_main(int argc, char **argv)
@@ -245,7 +229,6 @@ static int stalls_main(int argc, char **argv)
 	struct stalls_args a = { 0 };
 	struct stalls_session *s = NULL;
 	struct stalls_options o;
-	struct sigaction sa;
 	char err[512];
 	int ret;
 
@@ -256,10 +239,7 @@ static int stalls_main(int argc, char **argv)
 		return ret < 0 ? 0 : ret;
 	o = (struct stalls_options){ .filter_pids = a.pid != 0, .children = a.children,
 				     .devs = a.devs, .n_devs = a.n_devs, .verbose = a.verbose };
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	cli_stop_on_signals();
 	/* open, rodata, load; follow; attach */
 	ret = stalls_session_open(&s, &o, err, sizeof(err));
 	if (!ret && a.pid && (ret = stalls_session_follow(s, (pid_t)a.pid, a.children)) < 0)
