@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_common.h"
 #include "scratch_fs.h"
 #include "stalls_session.h"
 #include "sysctl_guard.h"
@@ -45,14 +46,6 @@
 /* ---- the measured process ------------------------------------------------------------ */
 
 static _Atomic bool stop;
-
-static double mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 struct wal {
 	const char *path;
@@ -74,21 +67,21 @@ static void *wal_main(void *arg)
 		return NULL;
 	}
 	while (!stop && w->n_append < w->cap) {
-		double t0 = mono();
+		double t0 = bench_now();
 
 		if (write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf)) {
 			perror("wal write");
 			break;
 		}
-		w->append[w->n_append++] = mono() - t0;
+		w->append[w->n_append++] = bench_now() - t0;
 		if (w->n_append % APPENDS_PER_SYNC)
 			continue;
-		t0 = mono();
+		t0 = bench_now();
 		if (fdatasync(fd) < 0) {
 			perror("fdatasync");
 			break;
 		}
-		w->sync[w->n_sync++] = mono() - t0;
+		w->sync[w->n_sync++] = bench_now() - t0;
 	}
 	close(fd);
 	return NULL;
@@ -113,7 +106,7 @@ static void *bulk_main(void *arg)
 		return NULL;
 	}
 	memset(buf, 0x42, 1 << 20);
-	start = mono();
+	start = bench_now();
 	for (unsigned i = 0; !stop; i++) {
 		if (pwrite(fd, buf, 1 << 20, (off_t)(i % BULK_SPAN_MIB) << 20) != 1 << 20) {
 			perror("bulk pwrite");
@@ -122,17 +115,10 @@ static void *bulk_main(void *arg)
 		b->bytes += 1 << 20;
 	}
 	/* Throughput is what the writer got through write(); its last dirt is not waited for. */
-	b->seconds = mono() - start;
+	b->seconds = bench_now() - start;
 	close(fd);
 	free(buf);
 	return NULL;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 static double pct(double *v, size_t n, double p)
@@ -166,8 +152,8 @@ static int worker(const char *dir, double seconds, bool with_bulk)
 		pthread_join(bt, NULL);
 	if (!w.n_append || !w.n_sync)
 		return 1;
-	qsort(w.append, w.n_append, sizeof(double), cmp_double);
-	qsort(w.sync, w.n_sync, sizeof(double), cmp_double);
+	bench_sort(w.append, w.n_append);
+	bench_sort(w.sync, w.n_sync);
 	printf("%f %f %f %f %f %zu\n", pct(w.append, w.n_append, 50) * 1e6,
 	       pct(w.append, w.n_append, 99) * 1e6, pct(w.append, w.n_append, 99.9) * 1e6,
 	       pct(w.sync, w.n_sync, 99) * 1e3,
@@ -222,16 +208,6 @@ static void add_stalls(const struct stalls_snapshot *snap, struct result *res)
 			res->bulk_dirtied_mib += (double)snap->dirtiers[i].bytes / 1048576;
 }
 
-static void sync_dir(void)
-{
-	int fd = open(fs.mnt, O_RDONLY | O_DIRECTORY);
-
-	if (fd >= 0) {
-		syncfs(fd);
-		close(fd);
-	}
-}
-
 static int run_variant(const char *self, const char *shim, int v, double seconds,
 		       struct stalls_session *s, struct result *res)
 {
@@ -243,7 +219,7 @@ static int run_variant(const char *self, const char *shim, int v, double seconds
 
 	memset(res, 0, sizeof(*res));
 	snprintf(secs, sizeof(secs), "%g", seconds);
-	sync_dir();
+	bench_syncfs(fs.mnt);
 	if (pipe(out) < 0 || pipe(in) < 0)
 		return -1;
 	child = fork();
@@ -279,14 +255,8 @@ static int run_variant(const char *self, const char *shim, int v, double seconds
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/wal.log", fs.mnt);
 	unlink(path);
-	sync_dir();
+	bench_syncfs(fs.mnt);
 	return n != 5 || !WIFEXITED(status) || WEXITSTATUS(status) ? -1 : 0;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(double), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* The median over the rounds of the field at byte @off of struct result. */
@@ -296,7 +266,7 @@ static double median_of(struct result res[][N_VARIANTS], int rounds, int v, size
 
 	for (int r = 0; r < rounds; r++)
 		col[r] = *(const double *)((const char *)&res[r][v] + off);
-	return median(col, rounds);
+	return bench_median(col, (size_t)rounds);
 }
 
 #define MED(field) median_of(res, rounds, v, offsetof(struct result, field))

@@ -15,6 +15,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "filters.bpf.h"
 #include "iotitle.h"
 
 #define PF_KTHREAD 0x00200000
@@ -24,12 +25,7 @@
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 /* iotrack's map of the command's processes (reused by fd: same definition). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 8192);
-	__type(key, __u32);
-	__type(value, __u8);
-} tracked SEC(".maps");
+TRACKED_MAP;
 
 /*
  * When the title is looked at, as the shim does it (process_identity.c): on each of a

@@ -20,6 +20,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "filters.bpf.h"
 #include "iotrack.h"
 #include "lat_add.bpf.h"
 
@@ -28,18 +29,12 @@
 #define MINORBITS 20
 
 /* Devices to trace, kernel dev_t; n_devs 0 traces all. Set before load. */
-const volatile __u32 n_devs = 0;
-const volatile __u32 devs[IOTRACK_MAX_DEVS] = {};
+DEV_FILTER(IOTRACK_MAX_DEVS)
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 /* The command's processes: seeded by user space with the child's pid before it execs. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 8192);
-	__type(key, __u32);
-	__type(value, __u8);
-} tracked SEC(".maps");
+TRACKED_MAP;
 
 struct inode_key {
 	__u32 dev;
@@ -142,19 +137,6 @@ static __always_inline __u32 rq_part_dev(struct request *rq, __u32 disk_dev)
 	struct block_device *bdev = BPF_CORE_READ(rq, bio, bi_bdev);
 
 	return bdev ? BPF_CORE_READ(bdev, bd_dev) : disk_dev;
-}
-
-static __always_inline bool dev_wanted(__u32 dev)
-{
-	if (!n_devs)
-		return true;
-	for (__u32 i = 0; i < IOTRACK_MAX_DEVS; i++) {
-		if (i >= n_devs)
-			break;
-		if (devs[i] == dev)
-			return true;
-	}
-	return false;
 }
 
 /* The inode of the page cache page at the start of @rq, if it is one. */

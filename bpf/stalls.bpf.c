@@ -23,6 +23,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "filters.bpf.h"
 #include "lat_add.bpf.h"
 #include "stalls.h"
 
@@ -35,8 +36,7 @@
 /* Set before load. filter_tgids: only processes in `tracked` (--pid), else every process. */
 const volatile bool filter_tgids = false;
 const volatile bool follow_children = false;
-const volatile __u32 n_devs = 0;
-const volatile __u32 devs[STALLS_MAX_DEVS] = {};
+DEV_FILTER(STALLS_MAX_DEVS)
 /* Syscall numbers come from user space: they differ between architectures. */
 const volatile __s64 nr_fsync = -1;
 const volatile __s64 nr_fdatasync = -1;
@@ -47,12 +47,8 @@ volatile __u32 epoch = 0;
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 8192);
-	__type(key, __u32);
-	__type(value, __u8);
-} tracked SEC(".maps");
+/* --pid (and --children): the processes to trace. */
+TRACKED_MAP;
 
 struct pending {
 	__u64 start_ns;
@@ -113,19 +109,6 @@ static __always_inline void count(__u32 which, __u64 n)
 static __always_inline bool tgid_wanted(__u32 tgid)
 {
 	return !filter_tgids || bpf_map_lookup_elem(&tracked, &tgid) != NULL;
-}
-
-static __always_inline bool dev_wanted(__u32 dev)
-{
-	if (!n_devs)
-		return true;
-	for (__u32 i = 0; i < STALLS_MAX_DEVS; i++) {
-		if (i >= n_devs)
-			break;
-		if (devs[i] == dev)
-			return true;
-	}
-	return false;
 }
 
 /* Is @sb (a file system) on a wanted device? -d may name its partition or the whole disk. */
