@@ -15,7 +15,7 @@ rounds=${2:-3}
 secs=${3:-10}
 [ "$(id -u)" = 0 ] || { echo "low-paths: needs root" >&2; exit 1; }
 bench=$builddir/bench/low-paths-bench
-shim=$builddir/shim/libiotier.so
+shim=$builddir/shim/libiotier.so.0
 [ -x "$bench" ] && [ -f "$shim" ] || { echo "low-paths: build first ($bench, $shim)" >&2; exit 1; }
 echo "low-paths: $rounds rounds x 3 variants x ${secs}s; kernel $(uname -r), $(nproc) CPUs" >&2
 exec "$bench" "$(realpath "$shim")" "$rounds" "$secs"

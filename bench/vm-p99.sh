@@ -14,6 +14,6 @@ set -eu
 cd "$(dirname "$0")/.."
 build=${1:-build}
 seconds=${2:-10}
-ninja -C "$build" tests/vm-checks tools/iotier shim/libiotier.so tests/cgroup-probe >/dev/null
+ninja -C "$build" tests/vm-checks tools/iotier shim/libiotier.so.0.1.0 tests/cgroup-probe >/dev/null
 exec tests/vm/test-vm.sh "$build/vm-cache" "$build/tests/vm-checks" "$build/tools/iotier" \
-  "$build/shim/libiotier.so" "$build/tests/cgroup-probe" bench "$seconds"
+  "$build/shim/libiotier.so.0" "$build/tests/cgroup-probe" bench "$seconds"

@@ -4,35 +4,35 @@
  * completion (Q2C) and from issue to completion (D2C) and counts it, with its bytes, in a
  * log-linear histogram keyed by device, operation, I/O priority class and level.
  *
- * When a filter on the submitter is set (tgids, cgroup), a request is attributed when it is
- * created: block_io_start fires in blk_mq_bio_to_request(), inside blk_mq_submit_bio(),
- * where `current` is the task that submitted the bio under every scheduler. Insert and
- * issue are not reliable for that: with a plug flushed from kblockd or a busy queue they run
- * in a worker, and completion runs in interrupt context (bcc issue #2941). Kernels without
- * block_io_start (before 6.5) attribute at the first insert or issue instead. Without such a
- * filter, block_io_start is not attached at all and a request is tracked from its first
- * insert or issue, which saves a hook and a map update per request. The priority is read
- * when tracking starts, because by completion the bio may be gone.
+ * When a filter on the submitter is set (tgids, cgroup), a request is attributed where it
+ * is created, in the submitter's context: block_io_start fires in blk_mq_bio_to_request(),
+ * inside blk_mq_submit_bio(), where `current` is the task that submitted the bio under every
+ * scheduler. Insert and issue are not reliable for that: with a plug flushed from kblockd
+ * or a busy queue they run in a worker, and completion runs in interrupt context (bcc issue
+ * #2941). Kernels without block_io_start (before 6.5) note the submitter per bio at
+ * block_getrq, which fires in the same function just before, and find it again through
+ * rq->bio at the first insert or issue (see blk.bpf.h). Without such a filter, neither is
+ * attached and a request is tracked from its first insert or issue, which saves a hook and
+ * a map update per request. The priority is read when tracking starts, because by
+ * completion the bio may be gone.
  *
  * Every handler exists twice, as tp_btf and raw_tp; user space loads the set that the
- * kernel's BTF supports. Both share one body, specialised at compile time (see rq_dev()).
+ * kernel's BTF supports. Both share one body, specialised at compile time (blk.bpf.h).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "blk.bpf.h"
 #include "iolat.h"
 
-/* Filters and probed features, set by user space between open and load. */
-const volatile __u32 ndevs = 0;                 /* 0: every device */
-const volatile __u32 dev_list[IOLAT_MAX_DEVS] = {};
+/* Filters and probed features, set by user space between open and load (the device filter
+ * and where tracking starts are blk.bpf.h's). */
 const volatile bool filter_tgid = false;
 const volatile bool follow_forks = false;
 const volatile bool filter_cgroup = false;
 const volatile __u32 op_mask = (1u << IOLAT_NR_OPS) - 1;
-/* block_io_start is attached: track (and attribute) there and nowhere else. */
-const volatile bool start_at_io_start = true;
 /* block_rq_complete carries nr_bytes (it has since 4.x; probed anyway). */
 const volatile bool complete_has_nr_bytes = true;
 
@@ -90,24 +90,14 @@ struct {
 	__type(value, __u64);
 } stats SEC(".maps");
 
+/* Completions whose histogram could not be created, for user space (spill_completion()). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 * 1024);
+} spills SEC(".maps");
+
 /* Initial value for a new histogram: too big for the BPF stack. */
 static const struct iolat_hist zero_hist;
-
-/* request.ioprio was removed in 6.13 ("block: remove the ioprio field from struct
- * request"); before that it is the request's own copy, after it the bio's is the only one. */
-struct request___has_ioprio {
-	unsigned short ioprio;
-} __attribute__((preserve_access_index));
-
-/* request.rq_disk was removed in 5.17 ("block: remove the ->rq_disk field in struct
- * request"); the disk is reached through the queue since. */
-struct request___has_rq_disk {
-	struct gendisk *rq_disk;
-} __attribute__((preserve_access_index));
-
-/* REQ_OP_BITS is a #define in include/linux/blk_types.h, unchanged since 4.10. */
-#define REQ_OP_BITS 8
-#define IOPRIO_CLASS_SHIFT 13
 
 static __always_inline void stat_inc(__u32 idx)
 {
@@ -117,104 +107,41 @@ static __always_inline void stat_inc(__u32 idx)
 		*v += 1;
 }
 
-/*
- * Every reader takes @btf, a compile-time constant: with tp_btf the request pointer is
- * BTF-typed and fields are plain loads (a few ns); with raw_tp it is a bare scalar and each
- * field costs a bpf_probe_read_kernel() call. The dead branch is compiled away.
- */
-static __always_inline __u32 rq_dev(struct request *rq, const bool btf)
+/* Whether the current task passes the submitter filters; call only where it submits. */
+static __always_inline bool current_wanted(void)
 {
-	struct gendisk *disk;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
-	if (bpf_core_field_exists(struct request___has_rq_disk, rq_disk))
-		disk = btf ? ((struct request___has_rq_disk *)rq)->rq_disk :
-			     BPF_CORE_READ((struct request___has_rq_disk *)rq, rq_disk);
-	else
-		disk = btf ? rq->q->disk : BPF_CORE_READ(rq, q, disk);
-	if (!disk)
-		return 0;
-	if (btf)
-		return ((__u32)disk->major << 20) | (__u32)disk->first_minor;
-	return ((__u32)BPF_CORE_READ(disk, major) << 20) | (__u32)BPF_CORE_READ(disk, first_minor);
+	if (filter_tgid && !bpf_map_lookup_elem(&tgids, &tgid))
+		return false;
+	if (filter_cgroup && bpf_current_task_under_cgroup(&cgroup_map, 0) != 1)
+		return false;
+	return true;
 }
 
-static __always_inline __u16 rq_ioprio(struct request *rq, const bool btf)
-{
-	struct bio *bio;
-
-	if (bpf_core_field_exists(struct request___has_ioprio, ioprio))
-		return btf ? ((struct request___has_ioprio *)rq)->ioprio :
-			     BPF_CORE_READ((struct request___has_ioprio *)rq, ioprio);
-	bio = btf ? rq->bio : BPF_CORE_READ(rq, bio);
-	if (!bio)
-		return 0; /* no bio, no priority: class none */
-	return btf ? bio->bi_ioprio : BPF_CORE_READ(bio, bi_ioprio);
-}
-
-static __always_inline __u8 rq_op(struct request *rq, const bool btf)
-{
-	__u32 flags = btf ? rq->cmd_flags : BPF_CORE_READ(rq, cmd_flags);
-	__u32 op = flags & ((1u << REQ_OP_BITS) - 1);
-
-	if (op == bpf_core_enum_value(enum req_op, REQ_OP_READ))
-		return IOLAT_OP_READ;
-	if (op == bpf_core_enum_value(enum req_op, REQ_OP_WRITE)) {
-		__u32 len = btf ? rq->__data_len : BPF_CORE_READ(rq, __data_len);
-
-		/* fsync's cache flush arrives as an empty write with PREFLUSH set. */
-		if (!len && (flags & (1u << bpf_core_enum_value(enum req_flag_bits, __REQ_PREFLUSH))))
-			return IOLAT_OP_FLUSH;
-		return IOLAT_OP_WRITE;
-	}
-	if (op == bpf_core_enum_value(enum req_op, REQ_OP_FLUSH))
-		return IOLAT_OP_FLUSH;
-	if (op == bpf_core_enum_value(enum req_op, REQ_OP_DISCARD))
-		return IOLAT_OP_DISCARD;
-	return IOLAT_OP_OTHER;
-}
-
-static __always_inline bool dev_wanted(__u32 dev)
-{
-	/* A short list of constants: cheaper than any map lookup on the hot path. */
-	for (__u32 i = 0; i < IOLAT_MAX_DEVS; i++) {
-		if (i >= ndevs)
-			return false;
-		if (dev_list[i] == dev)
-			return true;
-	}
-	return false;
-}
-
-/* Create the in-flight entry of @rq, if it passes the filters: 0, -1 when filtered out, -2
- * when the map is full (counted as a drop). Runs where current is the submitter, or where
- * the request is first inserted or issued. */
-static __always_inline int track(struct request *rq, __u64 now, const bool btf)
+/* Create the in-flight entry of @rq, if it passes the filters, for submitter @sub (NULL:
+ * not known, which no submitter filter lets pass): 0, -1 when filtered out, -2 when the map
+ * is full (counted as a drop). */
+static __always_inline int track(struct request *rq, __u64 now, const struct blk_submitter *sub,
+				 const bool btf)
 {
 	struct iolat_inflight v = {};
 	__u64 key = (__u64)rq;
-	__u64 id;
-	__u32 tgid;
 
 	v.dev = rq_dev(rq, btf);
-	if (ndevs && !dev_wanted(v.dev))
+	if (!blk_dev_wanted(v.dev))
 		return -1;
 	v.op = rq_op(rq, btf);
 	if (!(op_mask & (1u << v.op)))
 		return -1;
-	/* current is the submitter only where a submitter filter has us track; elsewhere the
-	 * entry says "unknown" (0) rather than name whichever task runs the insert or issue. */
-	if (filter_tgid || filter_cgroup || start_at_io_start) {
-		id = bpf_get_current_pid_tgid();
-		tgid = id >> 32;
-		if (filter_tgid && !bpf_map_lookup_elem(&tgids, &tgid))
-			return -1;
-		if (filter_cgroup && bpf_current_task_under_cgroup(&cgroup_map, 0) != 1)
-			return -1;
-		v.tgid = tgid;
-		v.tid = (__u32)id;
+	if (sub) {
+		v.tgid = sub->tgid;
+		v.tid = sub->tid;
+	} else if (filter_tgid || filter_cgroup) {
+		return -1;
 	}
 	v.ioprio = rq_ioprio(rq, btf);
-	v.start_ns = now;
+	v.t.start_ns = now;
 	if (bpf_map_update_elem(&inflight, &key, &v, BPF_ANY)) {
 		stat_inc(IOLAT_STAT_DROPS);
 		return -2;
@@ -222,9 +149,37 @@ static __always_inline int track(struct request *rq, __u64 now, const bool btf)
 	return 0;
 }
 
+/* Track @rq from its first insert or issue: with its submitter noted at getrq, if any. */
+static __always_inline int track_here(struct request *rq, __u64 now, const bool btf)
+{
+	struct blk_submitter sub;
+
+	if (blk_start_at != BLK_START_GETRQ)
+		return track(rq, now, NULL, btf);
+	if (!blk_take_submitter(rq, &sub))
+		return -1;
+	return track(rq, now, &sub, btf);
+}
+
 static __always_inline int on_start(struct request *rq, const bool btf)
 {
-	track(rq, bpf_ktime_get_ns(), btf);
+	struct blk_submitter sub;
+
+	if (!current_wanted())
+		return 0;
+	blk_submitter_current(&sub, false);
+	track(rq, bpf_ktime_get_ns(), &sub, btf);
+	return 0;
+}
+
+static __always_inline int on_getrq(struct bio *bio)
+{
+	struct blk_submitter sub;
+
+	if (!blk_dev_wanted(bio_disk_dev(bio)) || !current_wanted())
+		return 0;
+	blk_submitter_current(&sub, false);
+	blk_note_bio(bio, &sub);
 	return 0;
 }
 
@@ -233,13 +188,13 @@ static __always_inline int on_insert(struct request *rq, const bool btf)
 	__u64 key = (__u64)rq, now = bpf_ktime_get_ns();
 	struct iolat_inflight *v = bpf_map_lookup_elem(&inflight, &key);
 
-	/* Requests are recycled. An entry that was issued and not requeued since belongs to
-	 * this request's previous life, whose completion was missed: start afresh. */
-	if (v && v->issue_ns && !start_at_io_start)
-		v = NULL;
-	if (!v && !start_at_io_start) {
-		int ret = track(rq, now, btf);
+	if (blk_start_here(v ? &v->t : NULL)) {
+		int ret;
 		__u8 one = 1;
+
+		if (v)
+			bpf_map_delete_elem(&inflight, &key); /* stale, even if not tracked again */
+		ret = track_here(rq, now, btf);
 
 		if (ret == -2) {
 			bpf_map_update_elem(&dropped, &key, &one, BPF_ANY);
@@ -249,9 +204,8 @@ static __always_inline int on_insert(struct request *rq, const bool btf)
 			return 0;
 		v = bpf_map_lookup_elem(&inflight, &key);
 	}
-	/* A requeued request is inserted again: its queue time runs from the first insert. */
-	if (v && !v->insert_ns)
-		v->insert_ns = now;
+	if (v)
+		blk_times_insert(&v->t, now);
 	return 0;
 }
 
@@ -260,43 +214,48 @@ static __always_inline int on_issue(struct request *rq, const bool btf)
 	__u64 key = (__u64)rq, now = bpf_ktime_get_ns();
 	struct iolat_inflight *v = bpf_map_lookup_elem(&inflight, &key);
 
-	/* Issued twice without a requeue: a stale entry, as in on_insert(). */
-	if (v && v->issue_ns && !start_at_io_start)
-		v = NULL;
-	if (!v && !start_at_io_start) {
+	if (blk_start_here(v ? &v->t : NULL)) {
 		/* Dropped at insert already: counted once, not tracked from here. */
 		if (insert_drops_seen && !bpf_map_delete_elem(&dropped, &key))
 			return 0;
-		if (track(rq, now, btf))
+		if (v)
+			bpf_map_delete_elem(&inflight, &key); /* stale, even if not tracked again */
+		if (track_here(rq, now, btf))
 			return 0;
 		v = bpf_map_lookup_elem(&inflight, &key);
 	}
 	if (v)
-		v->issue_ns = now;
+		blk_times_issue(&v->t, now);
 	return 0;
 }
 
-static __always_inline void lat_add(struct iolat_lat *l, __u64 ns)
+/*
+ * A completion whose histogram could not be created: a new histogram is allocated while
+ * the request completes, and the kernel's BPF allocator can run dry for a moment in a burst
+ * (seen on 6.1 under qemu). The completion goes to user space instead, which adds it to the
+ * same row; only a full ring buffer loses it, and that is counted.
+ */
+static __always_inline void spill_completion(const struct iolat_key *hk,
+					     const struct iolat_inflight *v, __u32 nr_bytes,
+					     __u64 q2c, __u64 d2c)
 {
-	__u64 b = hist_bucket(ns);
+	struct iolat_spill *e = bpf_ringbuf_reserve(&spills, sizeof(*e), 0);
 
-	/* Cannot happen, but the verifier needs the bound on the very register used to index;
-	 * the barrier stops clang from checking a copy. */
-	barrier_var(b);
-	if (b >= HIST_NR_BUCKETS)
+	if (!e) {
+		stat_inc(IOLAT_STAT_HIST_DROPS);
 		return;
-	l->slots[b]++;
-	l->count++;
-	l->sum_ns += ns;
-	if (!l->min_ns || ns < l->min_ns)
-		l->min_ns = ns;
-	if (ns > l->max_ns)
-		l->max_ns = ns;
+	}
+	e->key = *hk;
+	e->has_d2c = v->t.issue_ns != 0;
+	e->bytes = v->bytes + nr_bytes;
+	e->q2c_ns = q2c;
+	e->d2c_ns = d2c;
+	bpf_ringbuf_submit(e, 0);
 }
 
 static __always_inline int on_complete(struct request *rq, unsigned int nr_bytes, const bool btf)
 {
-	__u64 key = (__u64)rq, now = bpf_ktime_get_ns(), qstart;
+	__u64 key = (__u64)rq, now = bpf_ktime_get_ns(), qstart, q2c, d2c;
 	struct iolat_inflight *v = bpf_map_lookup_elem(&inflight, &key);
 	struct iolat_hist *h;
 	struct iolat_key hk = {};
@@ -315,26 +274,28 @@ static __always_inline int on_complete(struct request *rq, unsigned int nr_bytes
 	hk.dev = v->dev;
 	hk.epoch = epoch & 1;
 	hk.op = v->op;
-	hk.ioclass = (v->ioprio >> IOPRIO_CLASS_SHIFT) & 7;
+	hk.ioclass = (v->ioprio >> BLK_IOPRIO_CLASS_SHIFT) & 7;
 	if (hk.ioclass >= IOLAT_NR_CLASSES)
 		hk.ioclass = 0;
 	hk.level = v->ioprio & 7;
+	qstart = blk_times_qstart(&v->t);
+	q2c = now >= qstart ? now - qstart : 0;
+	d2c = v->t.issue_ns && now >= v->t.issue_ns ? now - v->t.issue_ns : 0;
 	h = bpf_map_lookup_elem(&hists, &hk);
 	if (!h) {
 		bpf_map_update_elem(&hists, &hk, &zero_hist, BPF_NOEXIST);
 		h = bpf_map_lookup_elem(&hists, &hk);
-		if (!h) {
-			stat_inc(IOLAT_STAT_HIST_DROPS);
-			goto out;
-		}
+	}
+	if (!h) {
+		spill_completion(&hk, v, nr_bytes, q2c, d2c);
+		goto out;
 	}
 	h->count++;
 	h->bytes += v->bytes + nr_bytes;
-	qstart = v->insert_ns ? v->insert_ns : v->issue_ns ? v->issue_ns : v->start_ns;
 	if (now >= qstart)
-		lat_add(&h->q2c, now - qstart);
-	if (v->issue_ns && now >= v->issue_ns)
-		lat_add(&h->d2c, now - v->issue_ns);
+		blk_lat_add(&h->q2c, q2c, false);
+	if (v->t.issue_ns && now >= v->t.issue_ns)
+		blk_lat_add(&h->d2c, d2c, false);
 out:
 	bpf_map_delete_elem(&inflight, &key);
 	return 0;
@@ -346,8 +307,7 @@ static __always_inline int on_requeue(struct request *rq)
 	struct iolat_inflight *v = bpf_map_lookup_elem(&inflight, &key);
 
 	if (v) {
-		/* It goes back to the queue and will be issued again; D2C restarts then. */
-		v->issue_ns = 0;
+		blk_times_requeue(&v->t);
 		stat_inc(IOLAT_STAT_REQUEUES);
 	}
 	return 0;
@@ -383,6 +343,8 @@ static __always_inline int on_fork(struct task_struct *parent, struct task_struc
 /* BTF-typed attach (tp_btf). */
 SEC("tp_btf/block_io_start")
 int BPF_PROG(btf_io_start, struct request *rq) { return on_start(rq, true); }
+SEC("tp_btf/block_getrq")
+int BPF_PROG(btf_getrq, struct bio *bio) { return on_getrq(bio); }
 SEC("tp_btf/block_rq_insert")
 int BPF_PROG(btf_rq_insert, struct request *rq) { return on_insert(rq, true); }
 SEC("tp_btf/block_rq_issue")
@@ -405,6 +367,8 @@ int BPF_PROG(btf_fork, struct task_struct *parent, struct task_struct *child)
 /* Raw tracepoints: the same handlers where BTF-typed attach is unavailable. */
 SEC("raw_tp/block_io_start")
 int BPF_PROG(raw_io_start, struct request *rq) { return on_start(rq, false); }
+SEC("raw_tp/block_getrq")
+int BPF_PROG(raw_getrq, struct bio *bio) { return on_getrq(bio); }
 SEC("raw_tp/block_rq_insert")
 int BPF_PROG(raw_rq_insert, struct request *rq) { return on_insert(rq, false); }
 SEC("raw_tp/block_rq_issue")

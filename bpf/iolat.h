@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * iolat.h: the types that iolat.bpf.c (the block-latency tracer) shares with user space
- * (tools/lat_session.c). Only fixed-width types, so both sides agree on every layout.
+ * (tools/trace/lat_session.c). Only fixed-width types, so both sides agree on every layout.
  * A histogram is keyed by device, operation, priority class and level, and by an epoch bit
  * that user space flips to read one interval while the kernel fills the next.
  */
 #ifndef IOTIER_IOLAT_H
 #define IOTIER_IOLAT_H
 
+#include "blk.h"
 #include "hist.h"
 
 /* Operations, as reported. Flushes submitted as empty PREFLUSH writes count as flush. */
@@ -22,14 +23,14 @@
 #define IOLAT_NR_CLASSES 4
 #define IOLAT_NR_LEVELS 8
 
-#define IOLAT_MAX_DEVS 64
+#define IOLAT_MAX_DEVS BLK_MAX_DEVS
 #define IOLAT_MAX_TGIDS 4096
 #define IOLAT_DEFAULT_INFLIGHT 16384
 #define IOLAT_MAX_HISTS 4096
 
 /* Indexes of the per-CPU counters in the `stats` map. */
 #define IOLAT_STAT_DROPS 0        /* request not tracked: in-flight map full */
-#define IOLAT_STAT_HIST_DROPS 1   /* completion lost: histogram map full */
+#define IOLAT_STAT_HIST_DROPS 1   /* completion lost: no histogram and the spill ring full */
 #define IOLAT_STAT_REQUEUES 2
 #define IOLAT_STAT_MERGES 3       /* tracked requests merged into another and freed */
 #define IOLAT_NR_STATS 4
@@ -51,6 +52,32 @@ struct iolat_lat {
 	__u64 slots[HIST_NR_BUCKETS];
 };
 
+/* Count a latency of @ns, in bucket @b (from hist_bucket()), into @l. Not atomic: for a
+ * per-CPU value in the kernel, or in user space. */
+static inline void iolat_lat_count(struct iolat_lat *l, __u32 b, __u64 ns)
+{
+	l->slots[b]++;
+	l->count++;
+	l->sum_ns += ns;
+	if (!l->min_ns || ns < l->min_ns)
+		l->min_ns = ns;
+	if (ns > l->max_ns)
+		l->max_ns = ns;
+}
+
+/* The same into an @l that every CPU updates (a hash map value): counts are added
+ * atomically; min and max stay racy by design, and may miss one of two concurrent values. */
+static inline void iolat_lat_count_shared(struct iolat_lat *l, __u32 b, __u64 ns)
+{
+	__sync_fetch_and_add(&l->slots[b], 1);
+	__sync_fetch_and_add(&l->count, 1);
+	__sync_fetch_and_add(&l->sum_ns, ns);
+	if (!l->min_ns || ns < l->min_ns)
+		l->min_ns = ns;
+	if (ns > l->max_ns)
+		l->max_ns = ns;
+}
+
 struct iolat_hist {
 	__u64 count;    /* completed requests */
 	__u64 bytes;    /* bytes they transferred */
@@ -58,11 +85,18 @@ struct iolat_hist {
 	struct iolat_lat d2c;
 };
 
+/* A completion handed to user space because its histogram could not be created. */
+struct iolat_spill {
+	struct iolat_key key;
+	__u32 has_d2c;      /* it was issued: d2c_ns is a device time */
+	__u64 bytes;
+	__u64 q2c_ns;
+	__u64 d2c_ns;
+};
+
 /* What is remembered about a request between its start and its completion. */
 struct iolat_inflight {
-	__u64 start_ns;     /* seen first (block_io_start, or insert/issue without it) */
-	__u64 insert_ns;    /* first insert into the scheduler, 0 if it bypassed it */
-	__u64 issue_ns;     /* last issue to the driver (a requeue issues again) */
+	struct blk_times t;
 	__u64 bytes;        /* bytes of partial completions so far */
 	__u32 tgid;         /* submitter; 0 when it could not be known */
 	__u32 tid;

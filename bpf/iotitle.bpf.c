@@ -4,8 +4,8 @@
  * such as PostgreSQL set a worker's title by overwriting argv in place after fork, with no
  * exec and no syscall to see, so the command line at exec time is not the one the shim
  * matches cmdline: rules against. This reads the argument area of the current process when
- * one of its threads submits a block request or dirties page cache (the moments iotrack
- * attributes I/O to it), and sends it to user space when it changed since the last time.
+ * one of its threads submits a block request (block_io_start, or block_getrq before 6.5) or
+ * dirties page cache (the moments iotrack attributes I/O to it), and sends it to user space when it changed since the last time.
  *
  * It runs beside iotrack.bpf.c and shares its `tracked` map (user space hands iotrack's map
  * to this object before load), so both follow exactly the same processes.
@@ -15,7 +15,6 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
-#include "filters.bpf.h"
 #include "iotitle.h"
 
 #define PF_KTHREAD 0x00200000
@@ -24,8 +23,8 @@
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
-/* iotrack's map of the command's processes (reused by fd: same definition). */
-TRACKED_MAP;
+/* The command's processes, shared by iotrack and iotitle (tracked.bpf.h). */
+#include "tracked.bpf.h"
 
 /*
  * When the title is looked at, as the shim does it (process_identity.c): on each of a
@@ -182,6 +181,15 @@ static __always_inline void title_check(void)
 
 SEC("tp_btf/block_io_start")
 int BPF_PROG(iotitle_io_start, struct request *rq)
+{
+	title_check();
+	return 0;
+}
+
+/* Before 6.5 (no block_io_start): block_getrq fires at the same point of blk_mq_submit_bio(),
+ * in the submitter's context, just before the bio becomes the request (blk.h). */
+SEC("tp_btf/block_getrq")
+int BPF_PROG(iotitle_getrq, struct bio *bio)
 {
 	title_check();
 	return 0;

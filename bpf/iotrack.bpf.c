@@ -11,7 +11,9 @@
  * first page's inode to the thread that dirtied it. Kernel I/O without a known dirtier is
  * counted as unattributed (tgid 0), never dropped.
  *
- * The request is attributed at block_io_start, where current is the submitter. Latency is
+ * The request is attributed to the task that turned its bio into it: at block_io_start,
+ * where current is that task (6.5 and later), or before 6.5 through the submitter noted per
+ * bio at block_getrq and found again at the first insert or issue (blk.bpf.h). Latency is
  * `iotier lat`'s queue latency: first insert into the scheduler (or issue, or start) to
  * completion, so it includes the wait in the I/O scheduler, where priority classes act.
  */
@@ -20,21 +22,13 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
-#include "filters.bpf.h"
+#include "blk.bpf.h"
 #include "iotrack.h"
-#include "lat_add.bpf.h"
-
-#define PF_KTHREAD 0x00200000
-#define REQ_OP_MASK 0xff
-#define MINORBITS 20
-
-/* Devices to trace, kernel dev_t; n_devs 0 traces all. Set before load. */
-DEV_FILTER(IOTRACK_MAX_DEVS)
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
-/* The command's processes: seeded by user space with the child's pid before it execs. */
-TRACKED_MAP;
+/* The command's processes, shared by iotrack and iotitle (tracked.bpf.h). */
+#include "tracked.bpf.h"
 
 struct inode_key {
 	__u32 dev;
@@ -58,7 +52,7 @@ struct {
 } dirtiers SEC(".maps");
 
 struct start {
-	__u64 start_ns, insert_ns, issue_ns;
+	struct blk_times t;
 	struct iotrack_key key;
 };
 
@@ -91,12 +85,6 @@ struct {
 /* The template a new stats entry is copied from: too big for the 512-byte BPF stack. */
 static const struct iotrack_stats zero_stats;
 
-/* Before 6.13 (commit "block: remove the ioprio field from struct request") the request
- * carried its own ioprio; since then it is read from the first bio, as mq-deadline does. */
-struct request___x {
-	unsigned short ioprio;
-} __attribute__((preserve_access_index));
-
 static __always_inline void count(__u32 which, __u64 n)
 {
 	__u64 *c = bpf_map_lookup_elem(&counters, &which);
@@ -108,35 +96,6 @@ static __always_inline void count(__u32 which, __u64 n)
 static __always_inline bool is_tracked(__u32 tgid)
 {
 	return bpf_map_lookup_elem(&tracked, &tgid) != NULL;
-}
-
-static __always_inline __u16 rq_ioprio(struct request *rq)
-{
-	struct request___x *old = (void *)rq;
-	struct bio *bio;
-
-	if (bpf_core_field_exists(old->ioprio))
-		return BPF_CORE_READ(old, ioprio);
-	bio = BPF_CORE_READ(rq, bio);
-	return bio ? BPF_CORE_READ(bio, bi_ioprio) : 0;
-}
-
-/* The whole disk of @rq, kernel dev_t. */
-static __always_inline __u32 rq_disk_dev(struct request *rq)
-{
-	struct gendisk *disk = BPF_CORE_READ(rq, q, disk);
-
-	if (!disk)
-		return 0;
-	return ((__u32)BPF_CORE_READ(disk, major) << MINORBITS) | BPF_CORE_READ(disk, first_minor);
-}
-
-/* The partition (or disk) @rq is for. Not rq->part: block_io_start fires before it is set. */
-static __always_inline __u32 rq_part_dev(struct request *rq, __u32 disk_dev)
-{
-	struct block_device *bdev = BPF_CORE_READ(rq, bio, bi_bdev);
-
-	return bdev ? BPF_CORE_READ(bdev, bd_dev) : disk_dev;
 }
 
 /* The inode of the page cache page at the start of @rq, if it is one. */
@@ -231,14 +190,15 @@ int BPF_PROG(iotrack_exec, struct task_struct *p, pid_t old_pid, struct linux_bi
 	return 0;
 }
 
+/* Only the task: the group_dead argument is newer than 6.12 (see task_group_dead()). */
 SEC("tp_btf/sched_process_exit")
-int BPF_PROG(iotrack_exit, struct task_struct *p, bool group_dead)
+int BPF_PROG(iotrack_exit, struct task_struct *p)
 {
 	__u32 tgid = BPF_CORE_READ(p, tgid);
 
 	/* Forget the pid so that a later process reusing it is not taken for the command's. Its
 	 * dirtied inodes stay in `dirtiers`, so its late writeback is still attributed. */
-	if (group_dead)
+	if (task_group_dead(p))
 		bpf_map_delete_elem(&tracked, &tgid);
 	return 0;
 }
@@ -270,40 +230,39 @@ int BPF_PROG(iotrack_dirty_folio, struct folio *folio, struct address_space *map
 	return 0;
 }
 
-SEC("tp_btf/block_io_start")
-int BPF_PROG(iotrack_io_start, struct request *rq)
+/* Start following @rq at @now, caused by @sub (the task that turned its bio into it). */
+static __always_inline void start_request(struct request *rq, const struct blk_submitter *sub,
+					  __u64 now)
 {
-	__u64 id = bpf_get_current_pid_tgid(), ptr = (__u64)rq;
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	__u64 ptr = (__u64)rq;
 	struct start s = {};
 	struct inode_key ik;
 	struct dirtier *d;
-	__u32 op, flags, disk_dev;
-	char comm[IOTRACK_COMM_LEN];
+	__u32 op, disk_dev;
 
-	disk_dev = rq_disk_dev(rq);
-	s.key.dev = rq_part_dev(rq, disk_dev);
+	disk_dev = rq_dev(rq, true);
+	s.key.dev = bio_part_dev(rq->bio) ?: disk_dev;
 	/* -d names a disk or a partition: either matches. */
-	if (!dev_wanted(s.key.dev) && !dev_wanted(disk_dev))
-		return 0;
-	op = BPF_CORE_READ(rq, cmd_flags) & REQ_OP_MASK;
-	s.key.op = op == 0 ? IOTRACK_READ : op == 1 ? IOTRACK_WRITE : IOTRACK_OP_OTHER;
-	s.key.ioprio = rq_ioprio(rq);
-	flags = BPF_CORE_READ(task, flags);
-	bpf_get_current_comm(comm, sizeof(comm));
+	if (!blk_dev_wanted(s.key.dev) && !blk_dev_wanted(disk_dev))
+		return;
+	op = rq_req_op(rq, true);
+	s.key.op = op == bpf_core_enum_value(enum req_op, REQ_OP_READ) ? IOTRACK_READ :
+		   op == bpf_core_enum_value(enum req_op, REQ_OP_WRITE) ? IOTRACK_WRITE :
+		   IOTRACK_OP_OTHER;
+	s.key.ioprio = rq_ioprio(rq, true);
 
-	if (!(flags & PF_KTHREAD) && is_tracked(id >> 32)) {
+	if (!sub->kthread && is_tracked(sub->tgid)) {
 		s.key.cause = IOTRACK_SUBMIT;
-		s.key.tgid = id >> 32;
-		s.key.tid = (__u32)id;
-		__builtin_memcpy(s.key.comm, comm, sizeof(comm));
-		BPF_CORE_READ_STR_INTO(&s.key.pcomm, task, group_leader, comm);
+		s.key.tgid = sub->tgid;
+		s.key.tid = sub->tid;
+		__builtin_memcpy(s.key.comm, sub->comm, sizeof(s.key.comm));
+		__builtin_memcpy(s.key.pcomm, sub->pcomm, sizeof(s.key.pcomm));
 	} else {
-		if (!(flags & PF_KTHREAD))
+		if (!sub->kthread)
 			s.key.cause = IOTRACK_OTHER;
-		else if (comm_starts(comm, "jbd2/", 5))
+		else if (comm_starts(sub->comm, "jbd2/", 5))
 			s.key.cause = IOTRACK_JOURNAL;
-		else if (comm_starts(comm, "kworker", 7) && s.key.op == IOTRACK_WRITE)
+		else if (comm_starts(sub->comm, "kworker", 7) && s.key.op == IOTRACK_WRITE)
 			s.key.cause = IOTRACK_WRITEBACK;
 		else
 			s.key.cause = IOTRACK_OTHER;
@@ -313,41 +272,92 @@ int BPF_PROG(iotrack_io_start, struct request *rq)
 			s.key.tid = d->tid;
 			__builtin_memcpy(s.key.comm, d->comm, sizeof(s.key.comm));
 			__builtin_memcpy(s.key.pcomm, d->pcomm, sizeof(s.key.pcomm));
-		} else if (flags & PF_KTHREAD) {
+		} else if (sub->kthread) {
 			/* Unattributed: keep the kernel thread's name to say what it was. */
-			__builtin_memcpy(s.key.comm, comm, sizeof(comm));
+			__builtin_memcpy(s.key.comm, sub->comm, sizeof(s.key.comm));
 		} else {
 			/* Another process's own I/O: not the command's, but not hidden either. */
-			count(IOTRACK_FOREIGN_BYTES, BPF_CORE_READ(rq, __data_len));
-			return 0;
+			count(IOTRACK_FOREIGN_BYTES, rq->__data_len);
+			return;
 		}
 	}
-	s.start_ns = bpf_ktime_get_ns();
+	s.t.start_ns = now;
 	if (bpf_map_update_elem(&starts, &ptr, &s, BPF_ANY) < 0)
 		count(IOTRACK_LOST_START, 1);
+}
+
+/*
+ * The entry of @rq at insert or issue. Before 6.5 (BLK_START_GETRQ) this is where a request
+ * is first seen, and it starts here, caused by the submitter noted for its bio.
+ */
+static __always_inline struct start *seen(struct request *rq, __u64 now)
+{
+	__u64 ptr = (__u64)rq;
+	struct start *s = bpf_map_lookup_elem(&starts, &ptr);
+	struct blk_submitter sub;
+
+	if (!blk_start_here(s ? &s->t : NULL))
+		return s;
+	if (s)
+		bpf_map_delete_elem(&starts, &ptr); /* stale, even if not started again */
+	if (!blk_take_submitter(rq, &sub))
+		return NULL;
+	start_request(rq, &sub, now);
+	return bpf_map_lookup_elem(&starts, &ptr);
+}
+
+SEC("tp_btf/block_io_start")
+int BPF_PROG(iotrack_io_start, struct request *rq)
+{
+	struct blk_submitter sub = {};
+
+	blk_submitter_current(&sub, true);
+	start_request(rq, &sub, bpf_ktime_get_ns());
+	return 0;
+}
+
+SEC("tp_btf/block_getrq")
+int BPF_PROG(iotrack_getrq, struct bio *bio)
+{
+	struct blk_submitter sub = {};
+
+	if (!blk_dev_wanted(bio_part_dev(bio)) && !blk_dev_wanted(bio_disk_dev(bio)))
+		return 0;
+	blk_submitter_current(&sub, true);
+	blk_note_bio(bio, &sub);
 	return 0;
 }
 
 SEC("tp_btf/block_rq_insert")
 int BPF_PROG(iotrack_rq_insert, struct request *rq)
 {
-	__u64 ptr = (__u64)rq;
-	struct start *s = bpf_map_lookup_elem(&starts, &ptr);
+	__u64 now = bpf_ktime_get_ns();
+	struct start *s = seen(rq, now);
 
-	/* A requeued request is inserted again: its queue time runs from the first insert. */
-	if (s && !s->insert_ns)
-		s->insert_ns = bpf_ktime_get_ns();
+	if (s)
+		blk_times_insert(&s->t, now);
 	return 0;
 }
 
 SEC("tp_btf/block_rq_issue")
 int BPF_PROG(iotrack_rq_issue, struct request *rq)
 {
+	__u64 now = bpf_ktime_get_ns();
+	struct start *s = seen(rq, now);
+
+	if (s)
+		blk_times_issue(&s->t, now);
+	return 0;
+}
+
+SEC("tp_btf/block_rq_requeue")
+int BPF_PROG(iotrack_rq_requeue, struct request *rq)
+{
 	__u64 ptr = (__u64)rq;
 	struct start *s = bpf_map_lookup_elem(&starts, &ptr);
 
-	if (s && !s->issue_ns)
-		s->issue_ns = bpf_ktime_get_ns();
+	if (s)
+		blk_times_requeue(&s->t);
 	return 0;
 }
 
@@ -366,7 +376,7 @@ int BPF_PROG(iotrack_rq_merge, struct request *rq)
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(iotrack_rq_complete, struct request *rq, blk_status_t error, unsigned int nr_bytes)
 {
-	__u64 ptr = (__u64)rq, lat, now, qstart;
+	__u64 ptr = (__u64)rq, now, qstart;
 	struct iotrack_stats *st;
 	struct start *s;
 
@@ -387,13 +397,12 @@ int BPF_PROG(iotrack_rq_complete, struct request *rq, blk_status_t error, unsign
 	}
 	__sync_fetch_and_add(&st->bytes, nr_bytes);
 	/* A partial completion: the rest of the request is still in flight. */
-	if (nr_bytes < BPF_CORE_READ(rq, __data_len))
+	if (nr_bytes < rq->__data_len)
 		return 0;
 	now = bpf_ktime_get_ns();
-	qstart = s->insert_ns ? s->insert_ns : s->issue_ns ? s->issue_ns : s->start_ns;
-	lat = now > qstart ? now - qstart : 0;
+	qstart = blk_times_qstart(&s->t);
 	__sync_fetch_and_add(&st->count, 1);
-	lat_add_shared(&st->lat, lat);
+	blk_lat_add(&st->lat, now > qstart ? now - qstart : 0, true);
 	bpf_map_delete_elem(&starts, &ptr);
 	return 0;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * iotrack.h: types shared by bpf/iotrack.bpf.c and `iotier check` (tools/check_trace.c).
+ * iotrack.h: types shared by bpf/iotrack.bpf.c and `iotier check` (tools/trace/check_trace.c).
  * The BPF side counts block requests of one command's process tree per submitting thread,
  * arrival priority, op and cause, with a latency histogram, and tells user space about
  * processes (fork, exec with its command line) so that the tier rules can be applied there.
@@ -16,7 +16,7 @@
 #define IOTRACK_CMDLINE_MAX 512   /* power of two: the BPF side masks the length with it */
 #define IOTRACK_MAX_DEVS 8
 
-/* Same order as enum expect_cause in tools/expect.h. */
+/* Why a request reached the device; user space maps it to its own vocabulary. */
 enum iotrack_cause {
 	IOTRACK_SUBMIT = 0,    /* submitted by a thread of the command, in its own context */
 	IOTRACK_WRITEBACK = 1, /* a kworker (the flusher) wrote back an inode the thread dirtied */

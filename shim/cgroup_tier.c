@@ -353,13 +353,14 @@ static int locate(void)
 
 static bool refresh(void)
 {
-	if (!st.version || st.broken)
+	/* broken is set by whichever thread fails first, while others read it */
+	if (!st.version || __atomic_load_n(&st.broken, __ATOMIC_RELAXED))
 		return false;
 	if ((pid_t)sys_call(SYS_getpid) != st.pid && locate() < 0) {
-		st.broken = 1;
+		__atomic_store_n(&st.broken, 1, __ATOMIC_RELAXED);
 		return false;
 	}
-	return !st.broken;
+	return !__atomic_load_n(&st.broken, __ATOMIC_RELAXED);
 }
 
 /* The version that has io/blkio here: v1 when blkio is mounted, else cgroup2 with io. */
@@ -640,14 +641,17 @@ void cgroup_tier_exit(void)
 
 	if (!st.version || (pid_t)sys_call(SYS_getpid) != st.pid || !st.owned)
 		goto out;
-	if (!__atomic_load_n(&st.ready, __ATOMIC_RELAXED) && !st.placed)
+	if (!__atomic_load_n(&st.ready, __ATOMIC_RELAXED) &&
+	    !__atomic_load_n(&st.placed, __ATOMIC_RELAXED))
 		goto out;
 	/* v1 threads may sit in the child even when the process does not: move them all. If
 	 * that failed, our live threads hold the cgroup and waiting would not help. */
 	moved = move_to(st.parent, "cgroup.procs", st.pid) == 0;
 	/* EBUSY when a forked child still uses it; the next run's init removes it when empty */
 	remove_child_when_threads_gone(moved ? 50 : 1);
-	st.ready = st.placed = 0;
+	/* other threads may still be running and reading these */
+	__atomic_store_n(&st.ready, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&st.placed, 0, __ATOMIC_RELAXED);
 out:
 	errno = saved;
 }

@@ -8,12 +8,15 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include "settings.def"
@@ -284,10 +287,28 @@ static int apply(struct config *cfg, int index, const char *value, const char *w
  * Parse KEY=VALUE lines; a file value is skipped when the environment sets the same key.
  * The text is not modified: values are copied into a bounded buffer one at a time.
  */
+/*
+ * Where a value's comment starts: a '#' at its start or after a blank ("IOTIER_LOW=comm:db
+ * # the db"); a '#' inside a glob ("comm:db#1") is kept, and "\\#" is a literal one.
+ */
+static size_t value_length(const char *v, size_t vlen)
+{
+	for (size_t i = 0; i < vlen; i++)
+		if (v[i] == '#' && (i == 0 || v[i - 1] == ' ' || v[i - 1] == '\t'))
+			return i;
+	return vlen;
+}
+
+/*
+ * Values are copied one at a time into a buffer as large as a whole file, so that a file
+ * takes any value the environment takes. Static, not on the stack: a thread's first I/O may
+ * load the configuration on a small stack. One file is parsed at a time: the shim parses
+ * under config_load_process()'s file lock, the CLI and the tests on one thread.
+ */
 static int apply_file(struct config *cfg, const char *text, config_lookup_fn lookup, void *ctx,
 		      char *err, size_t errlen)
 {
-	char value[RULES_MAX * 8 + RULE_GLOB_MAX];
+	static char value[CONFIG_FILE_MAX];
 	unsigned lineno = 0;
 
 	for (const char *line = text; line && *line;) {
@@ -322,7 +343,7 @@ static int apply_file(struct config *cfg, const char *text, config_lookup_fn loo
 		v = eq + 1;
 		while (v < end && (*v == ' ' || *v == '\t'))
 			v++;
-		vlen = (size_t)(end - v);
+		vlen = value_length(v, (size_t)(end - v));
 		while (vlen && (v[vlen - 1] == ' ' || v[vlen - 1] == '\t' || v[vlen - 1] == '\r'))
 			vlen--;
 		if (vlen >= sizeof(value)) {
@@ -357,6 +378,44 @@ int config_load(struct config *cfg, config_lookup_fn lookup, void *ctx, const ch
 	return 0;
 }
 
+/* Refuse anything but a regular text file before a byte of it is read (see config.h). */
+int config_file_read(const char *path, char *buf, char *err, size_t errlen)
+{
+	struct stat st;
+	const char *nul;
+	int read_errno;
+	long fd, used;
+
+	/* O_NONBLOCK: opening a FIFO for reading must not wait for a writer. */
+	fd = sys_call(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s", strerrordesc_np(errno));
+		return -1;
+	}
+	if (sys_call(SYS_fstat, fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "not a regular file");
+		sys_close((int)fd);
+		return -1;
+	}
+	used = sys_read_fd((int)fd, buf, CONFIG_FILE_MAX, &read_errno);
+	sys_close((int)fd);
+	if (used + 1 >= CONFIG_FILE_MAX) {
+		snprintf(err, errlen, "larger than %d bytes", CONFIG_FILE_MAX - 1);
+		return -1;
+	}
+	if (read_errno) {
+		snprintf(err, errlen, "%s", strerrordesc_np(read_errno));
+		return -1;
+	}
+	nul = memchr(buf, '\0', (size_t)used);
+	if (nul) {
+		snprintf(err, errlen, "a NUL byte at offset %zu: not a text file",
+			 (size_t)(nul - buf));
+		return -1;
+	}
+	return 0;
+}
+
 static const char *lookup_env(const char *key, void *ctx)
 {
 	(void)ctx;
@@ -384,6 +443,7 @@ int config_load_process(struct config *cfg, const char *file_label, char *err, s
 	static char file_text[CONFIG_FILE_MAX];
 	static atomic_flag file_busy = ATOMIC_FLAG_INIT;
 	const char *file = getenv("IOTIER_CONFIG");
+	char why[64];
 	int ret = 0;
 
 	if (getauxval(AT_SECURE))
@@ -393,9 +453,9 @@ int config_load_process(struct config *cfg, const char *file_label, char *err, s
 	/* One buffer: the shim's init and the API helper may each load once, maybe together. */
 	while (atomic_flag_test_and_set_explicit(&file_busy, memory_order_acquire))
 		sys_call(SYS_sched_yield);
-	ret = sys_read_file(file, file_text, sizeof(file_text));
+	ret = config_file_read(file, file_text, why, sizeof(why));
 	if (ret < 0)
-		snprintf(err, errlen, "%s%s: %s", file_label, file, strerrordesc_np(-ret));
+		snprintf(err, errlen, "%s%s: %s", file_label, file, why);
 	else
 		ret = config_load(cfg, lookup_env, NULL, file_text, err, errlen);
 	atomic_flag_clear_explicit(&file_busy, memory_order_release);

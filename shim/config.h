@@ -51,7 +51,7 @@ typedef const char *(*config_lookup_fn)(const char *key, void *ctx);
 int config_load(struct config *cfg, config_lookup_fn lookup, void *ctx, const char *file_text,
 		char *err, size_t errlen);
 
-#define CONFIG_FILE_MAX (64 * 1024) /* an IOTIER_CONFIG file larger than this is refused */
+#define CONFIG_FILE_MAX (64 * 1024) /* an IOTIER_CONFIG file, its terminating NUL included */
 #define CONFIG_SECURE 1              /* config_load_process(): secure mode, nothing read */
 
 /*
@@ -63,6 +63,14 @@ int config_load(struct config *cfg, config_lookup_fn lookup, void *ctx, const ch
  * "<@file_label><path>". Raw syscalls only: the shim calls it before its wrappers are ready.
  */
 int config_load_process(struct config *cfg, const char *file_label, char *err, size_t errlen);
+
+/*
+ * Read the IOTIER_CONFIG file @path into @buf (CONFIG_FILE_MAX bytes). Only a regular text
+ * file is read, and it is opened without blocking: a FIFO would hang the program's
+ * constructor, /dev/stdin would eat its input, and a NUL byte would hide what follows.
+ * Returns 0, or -1 with the reason in @err. Raw syscalls only.
+ */
+int config_file_read(const char *path, char *buf, char *err, size_t errlen);
 
 /* Every setting at its settings.def default. */
 void config_defaults(struct config *cfg);

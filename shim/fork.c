@@ -42,6 +42,13 @@ static void fork_reset_child(void)
 {
 	if (atomic_load(&shim.status) != SHIM_ACTIVE)
 		return;
+	/*
+	 * Reset already, by a pthread_create() in this child before the atfork handlers ran
+	 * (ThreadSanitizer restarts its own thread there): the thread table's reset sets the
+	 * owner pid, and a second reset would free the new thread's record.
+	 */
+	if (shim.table && __atomic_load_n(&shim.table->header.pid, __ATOMIC_RELAXED) == sys_getpid())
+		return;
 	for (unsigned i = 0; i < n_fork_resets; i++)
 		fork_resets[i]();
 }

@@ -75,6 +75,7 @@ static void init_once_body(void)
 
 	in_shim++;
 	real_resolve();
+	log_share_with_children(); /* now, before the program forks: one warning per tree */
 	if (load_config() < 0)
 		goto disable;
 	shim.table = map_table();

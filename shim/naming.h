@@ -30,5 +30,7 @@ SHIM_HIDDEN void comm_fd_forget(int fd);
 
 /* The name behind @fd may have changed: read it back and re-evaluate that thread. */
 SHIM_HIDDEN void comm_fd_written(int fd);
+/* The same for thread @tid, once its comm fd is closed (0 or less: nothing to do). */
+SHIM_HIDDEN void comm_tid_written(pid_t tid);
 
 #endif

@@ -53,7 +53,7 @@ static void locate_argument_area(void)
 		while (*p && *p != ' ')
 			p++;
 	}
-	if (proc.arg_end <= proc.arg_start || proc.arg_end - proc.arg_start > TITLE_MAX)
+	if (proc.arg_end <= proc.arg_start) /* over TITLE_MAX: title_length() cuts it */
 		proc.arg_start = proc.arg_end = 0;
 }
 

@@ -52,6 +52,33 @@ static int raw_openat(int dirfd, const char *path, int flags, ...)
 	return (int)sys_call(SYS_openat, dirfd, path, flags, mode);
 }
 
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define __SANITIZE_THREAD__ 1
+#endif
+#endif
+
+int (*real_tracked_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
+				   void *);
+
+/*
+ * In a ThreadSanitizer build of the shim preloaded into an uninstrumented program, libtsan
+ * comes after libc in the lookup order, so RTLD_NEXT finds libc's pthread_create, and a
+ * thread started there would run our (instrumented) trampoline before TSan knows the
+ * thread. Tracked threads start through TSan's interceptor instead; the threads TSan
+ * starts itself from there come back to our wrapper under in_shim and go to libc.
+ */
+static void resolve_sanitizer(void)
+{
+	real_tracked_pthread_create = real.pthread_create;
+#ifdef __SANITIZE_THREAD__
+	void *tsan = dlsym(RTLD_DEFAULT, "__interceptor_pthread_create");
+
+	if (tsan)
+		real_tracked_pthread_create = (__typeof__(real_tracked_pthread_create))tsan;
+#endif
+}
+
 static pthread_once_t resolve_once = PTHREAD_ONCE_INIT;
 
 static void resolve_all(void)
@@ -72,6 +99,7 @@ static void resolve_all(void)
 		real.close = raw_close;
 	if (!real.openat)
 		real.openat = raw_openat;
+	resolve_sanitizer();
 }
 
 void real_resolve(void)

@@ -84,6 +84,13 @@ extern struct real_functions real SHIM_HIDDEN;
 
 SHIM_HIDDEN void real_resolve(void);
 
+/*
+ * What starts a thread the shim tracks: the real pthread_create, or in a ThreadSanitizer
+ * build TSan's interceptor, so that TSan knows the thread before our trampoline runs.
+ */
+extern int (*real_tracked_pthread_create)(pthread_t *, const pthread_attr_t *,
+					  void *(*)(void *), void *) SHIM_HIDDEN;
+
 /* The real function, resolving first if a wrapper runs before the constructor. */
 #define REAL(name) (likely(real.name != NULL) ? real.name : (real_resolve(), real.name))
 

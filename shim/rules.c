@@ -40,31 +40,76 @@ static const char *kind_name(enum rule_kind kind)
 	return kind == RULE_THREAD ? "thread" : kind == RULE_COMM ? "comm" : "cmdline";
 }
 
+enum glob_fault { GLOB_UNCLOSED = -1, GLOB_TRAILING_ESCAPE = -2, GLOB_BAD_CLASS = -3 };
+
+/* fnmatch(3) knows these; with any other name a bracket expression matches nothing. */
+static bool known_class(const char *name, size_t len)
+{
+	static const char *const classes[] = { "alnum", "alpha", "blank", "cntrl", "digit",
+		"graph", "lower", "print", "punct", "space", "upper", "xdigit" };
+
+	for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++)
+		if (strlen(classes[i]) == len && !strncmp(classes[i], name, len))
+			return true;
+	return false;
+}
+
 /*
- * Shortest subject the glob can match, or -1 when a bracket expression is never closed
- * (fnmatch would then silently take '[' literally, which is never what the user meant).
+ * The ']' that closes the bracket expression opening at @open, or NULL with *fault set. A
+ * "[:class:]", "[=c=]" or "[.c.]" inside counts as one item, so its ']' closes nothing.
+ */
+static const char *bracket_end(const char *open, int *fault)
+{
+	const char *q = open + 1;
+
+	if (*q == '!' || *q == '^')
+		q++;
+	if (*q == ']')
+		q++; /* a ']' first is a member */
+	while (*q && *q != ']') {
+		if (q[0] == '[' && (q[1] == ':' || q[1] == '=' || q[1] == '.')) {
+			const char *name = q + 2, *close = name;
+
+			while (*close && !(close[0] == q[1] && close[1] == ']'))
+				close++;
+			if (!*close)
+				break;
+			if (q[1] == ':' && !known_class(name, (size_t)(close - name))) {
+				*fault = GLOB_BAD_CLASS;
+				return NULL;
+			}
+			q = close + 2;
+			continue;
+		}
+		q++;
+	}
+	if (*q != ']') {
+		*fault = GLOB_UNCLOSED;
+		return NULL;
+	}
+	return q;
+}
+
+/*
+ * Shortest subject the glob can match, or a glob_fault for what fnmatch would accept but
+ * never match (or silently take literally), which is never what the user meant: an
+ * unclosed '[', an unknown [:class:], a trailing '\'.
  */
 static int glob_min_length(const char *glob)
 {
-	int len = 0;
+	int len = 0, fault = 0;
 
 	for (const char *p = glob; *p; p++) {
 		if (*p == '*')
 			continue;
-		if (*p == '\\' && p[1]) {
+		if (*p == '\\') {
+			if (!p[1])
+				return GLOB_TRAILING_ESCAPE;
 			p++;
 		} else if (*p == '[') {
-			const char *q = p + 1;
-
-			if (*q == '!' || *q == '^')
-				q++;
-			if (*q == ']')
-				q++;
-			while (*q && *q != ']')
-				q++;
-			if (!*q)
-				return -1;
-			p = q;
+			p = bracket_end(p, &fault);
+			if (!p)
+				return fault;
 		}
 		len++;
 	}
@@ -104,7 +149,10 @@ static int parse_one_rule(const char *token, size_t toklen, struct rule *out, ch
 
 	min_len = glob_min_length(out->glob);
 	if (min_len < 0) {
-		set_error(err, errlen, "bad rule '%.*s': unclosed '[' in glob", (int)toklen, token);
+		set_error(err, errlen, "bad rule '%.*s': %s", (int)toklen, token,
+			  min_len == GLOB_UNCLOSED ? "unclosed '[' in glob" :
+			  min_len == GLOB_BAD_CLASS ? "unknown [:class:] in glob" :
+			  "glob ends in a lone '\\'");
 		return -1;
 	}
 	if (out->kind != RULE_CMDLINE && min_len > THREAD_NAME_MAX - 1) {

@@ -113,13 +113,22 @@ int sys_close(int fd)
  */
 static long read_into(const char *path, char *buf, size_t len, int *read_errno)
 {
-	size_t used = 0;
-	long fd, n;
+	long fd, used;
 
-	*read_errno = 0;
 	fd = sys_call(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	used = sys_read_fd((int)fd, buf, len, read_errno);
+	sys_close((int)fd);
+	return used;
+}
+
+long sys_read_fd(int fd, char *buf, size_t len, int *read_errno)
+{
+	size_t used = 0;
+	long n;
+
+	*read_errno = 0;
 	while (used + 1 < len) {
 		n = sys_call(SYS_read, fd, buf + used, len - 1 - used);
 		if (n < 0 && errno == EINTR)
@@ -130,7 +139,6 @@ static long read_into(const char *path, char *buf, size_t len, int *read_errno)
 		}
 		used += (size_t)n;
 	}
-	sys_close((int)fd);
 	buf[used] = '\0';
 	return (long)used;
 }

@@ -41,6 +41,12 @@ SHIM_HIDDEN int sys_close(int fd);
  */
 SHIM_HIDDEN int sys_read_file(const char *path, char *buf, size_t len);
 
+/*
+ * Read up to @len - 1 bytes from the open @fd into @buf with a NUL: the length; a failed
+ * read keeps what came before it and leaves its errno in *@read_errno (0 when none failed).
+ */
+SHIM_HIDDEN long sys_read_fd(int fd, char *buf, size_t len, int *read_errno);
+
 /* Read up to @len - 1 bytes of @path into @buf with a NUL: the length, or -errno. */
 SHIM_HIDDEN long sys_read_text(const char *path, char *buf, size_t len);
 

@@ -307,13 +307,15 @@ int threads_init(void)
 
 void thread_start_tracking(struct state_slot *slot)
 {
+	char name[16];
+
 	if (slot->base_ioprio < 0) {
 		slot->base_ioprio = sys_ioprio_get(0);
 		slot->applied_ioprio = slot->base_ioprio;
 	}
-	if (!slot->name[0]) {
-		char name[16];
-
+	/* Atomically: the creator may be naming us right now (pthread_setname_np by handle). */
+	slot_load_name(slot, name);
+	if (!name[0]) {
 		sys_get_own_name(name);
 		slot_store_name(slot, name);
 	}
@@ -334,13 +336,17 @@ struct state_slot *thread_attach_current(void)
 		self_slot = &inert_slot;
 		return self_slot;
 	}
+	/* A signal handler's I/O until self_slot is set must not attach us a second time. */
+	in_shim++;
 	slot = slot_alloc();
 	if (!slot) {
 		self_slot = &inert_slot;
+		in_shim--;
 		return self_slot;
 	}
 	__atomic_store_n(&slot->handle, (uint64_t)pthread_self(), __ATOMIC_RELEASE);
 	thread_start_tracking(slot);
+	in_shim--;
 	return slot;
 }
 

@@ -8,8 +8,10 @@ size_t title_length(const char *area, size_t arg_len, size_t limit)
 {
 	size_t len = arg_len;
 
-	if (!len || len > TITLE_MAX)
+	if (!len)
 		return 0;
+	if (len >= TITLE_MAX)
+		return TITLE_MAX; /* a longer command line: rules match its first TITLE_MAX bytes */
 	if (area[len - 1] != '\0') {
 		while (len < limit && len < TITLE_MAX && area[len] != '\0')
 			len++;

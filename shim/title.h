@@ -16,8 +16,8 @@
  * The length of the title as the kernel's /proc/PID/cmdline defines it, for @area holding
  * the argument area ([arg_start, arg_end), @arg_len bytes) and readable on to @limit bytes
  * (up to env_end): the argument area, and, when its last byte is not a NUL (a rewritten
- * title that ran long), on into the environment area up to the first NUL. At most TITLE_MAX;
- * 0 for an argument area larger than TITLE_MAX.
+ * title that ran long), on into the environment area up to the first NUL. At most TITLE_MAX:
+ * a larger argument area is cut to its first TITLE_MAX bytes, which rules then match.
  */
 size_t title_length(const char *area, size_t arg_len, size_t limit);
 

@@ -133,6 +133,7 @@ EXPORT int fclose(FILE *fp)
 {
 	int fd = fp ? fileno(fp) : -1, watched = fd >= 0 && comm_fd_watched(fd), ret;
 	int flush_err = 0;
+	pid_t named = 0;
 
 	if (fd >= 0 && !in_shim && (unsigned)fd < PATH_FD_MAX &&
 	    (atomic_load_explicit(&fd_paths[fd].flags, memory_order_relaxed) & FD_DROP)) {
@@ -149,17 +150,24 @@ EXPORT int fclose(FILE *fp)
 	}
 	if (fd >= 0 && !in_shim)
 		low_paths_before_close(fd);
+	/*
+	 * Forget the fd before the real fclose frees its number: once it is free, another
+	 * thread may open its own comm file under the same number, and forgetting after would
+	 * wipe that thread's entry.
+	 */
+	if (watched) {
+		named = atomic_load(&comm_fd_tid[fd]);
+		comm_fd_forget(fd);
+	}
 	ret = REAL(fclose)(fp); /* stdio writes the buffered name here, through libc's own write */
 	if (flush_err && ret == 0) {
 		ret = EOF;
 		errno = flush_err;
 	}
-	if (watched) {
+	if (named > 0 && !in_shim) {
 		int saved = errno;
 
-		if (!in_shim)
-			comm_fd_written(fd);
-		comm_fd_forget(fd);
+		comm_tid_written(named);
 		errno = saved;
 	}
 	return ret;

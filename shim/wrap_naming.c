@@ -100,7 +100,11 @@ static void thread_renamed(struct state_slot *slot, const char *name)
 /* The kernel may keep a trailing newline in the name, so ask it rather than guess. */
 void comm_fd_written(int fd)
 {
-	pid_t tid = atomic_load(&comm_fd_tid[fd]);
+	comm_tid_written(atomic_load(&comm_fd_tid[fd]));
+}
+
+void comm_tid_written(pid_t tid)
+{
 	char path[64], buf[64];
 	struct state_slot *slot;
 	size_t len;

@@ -324,7 +324,7 @@ static int validate_args(struct check_args *a, struct config *cfg,
 	}
 	if (a->json && json_dir_writable(a->json) < 0)
 		return usage_error("check", "--json '%s': %s", a->json, strerror(errno));
-	return shim_preload_for("check") ? 1 : 0;
+	return shim_preload_for("check"); /* 2 for an unusable shim path, 1 if none */
 }
 
 /* Poll process events until CMD exits; its exit status, or -1 after a message. */

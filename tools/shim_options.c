@@ -100,11 +100,13 @@ int shim_config_check(const char *cmd, const struct shim_flags *flags, struct co
 
 int shim_preload_for(const char *cmd)
 {
-	char shim[PATH_MAX], err[PATH_MAX + 128];
+	char shim[PATH_MAX], err[3 * PATH_MAX];
 
-	if (shim_locate(shim, sizeof(shim), err, sizeof(err)) < 0) {
+	int ret = shim_locate(shim, sizeof(shim), err, sizeof(err));
+
+	if (ret < 0) {
 		fprintf(stderr, "iotier %s: %s\n", cmd, err);
-		return 1;
+		return ret == SHIM_BAD ? 2 : 1;
 	}
 	if (shim_preload_env(shim) < 0) {
 		fprintf(stderr, "iotier %s: setting LD_PRELOAD: %s\n", cmd, strerror(errno));

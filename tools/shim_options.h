@@ -66,7 +66,10 @@ int shim_flag(struct shim_flags *flags, int opt, const char *arg);
  */
 int shim_config_check(const char *cmd, const struct shim_flags *flags, struct config *cfg);
 
-/* Put the shim into LD_PRELOAD for the command about to start: 0, or 1 after a message. */
+/*
+ * Put the shim into LD_PRELOAD for the command about to start: 0; or after one line, 2 when
+ * the shim path is unusable (see shim_locate()), 1 when there is none or setenv failed.
+ */
 int shim_preload_for(const char *cmd);
 
 #endif

@@ -45,7 +45,56 @@ expect_usage_error "--high needs at least one rule" run --high '' -- "${touch_cm
 expect_usage_error "--low needs at least one rule" check --low '' -e 'low.count >= 0' -- "${touch_cmd[@]}"
 IOTIER_LOW= "$iotier" run -- true || { echo "FAIL: empty IOTIER_LOW refused"; fail=1; }
 expect_usage_error "--config $work/none" run --config "$work/none" -- "${touch_cmd[@]}"
+# A FIFO as the config file is refused at once, by the CLI and by the shim (which used to
+# hang the program's constructor waiting for a writer).
+mkfifo "$work/fifo"
+timeout 10 "$iotier" run --config "$work/fifo" -- "${touch_cmd[@]}" 2> "$work/err"
+rc=$?
+if [ $rc -ne 2 ] || ! grep -qF -- "--config $work/fifo: not a regular file" "$work/err"; then
+  echo "FAIL: run --config FIFO: exit $rc (124: it hung), want 2:"; cat "$work/err"; fail=1
+fi
+shim=$(dirname "$iotier")/../shim/libiotier.so.0
+out=$(echo input | timeout 10 env IOTIER_CONFIG="$work/fifo" \
+  LD_PRELOAD="$shim${LD_PRELOAD:+ $LD_PRELOAD}" cat 2> "$work/err")
+rc=$?
+if [ $rc -ne 0 ] || [ "$out" != input ] || [ "$(grep -c 'not a regular file' "$work/err")" -ne 1 ]; then
+  echo "FAIL: IOTIER_CONFIG=FIFO under the shim: exit $rc (124: it hung), output '$out':"
+  cat "$work/err"; fail=1
+fi
+out=$(echo input | timeout 10 env IOTIER_CONFIG=/dev/stdin \
+  LD_PRELOAD="$shim${LD_PRELOAD:+ $LD_PRELOAD}" cat 2> /dev/null)
+[ "$out" = input ] || { echo "FAIL: IOTIER_CONFIG=/dev/stdin ate the program's input"; fail=1; }
 printf 'IOTIER_LOW = bg-*\nIOTIER_BOGUS = 1\n' > "$work/bad.conf"
+# IOTIER_SHIM is checked the way ld.so will use it: ld.so skips a preload it cannot use with
+# a warning only, and the program would run untagged while iotier exited 0.
+shim_real=$(realpath "$shim")
+mkdir "$work/a dir" "$work/a:dir"
+cp "$shim_real" "$work/a dir/libiotier.so"
+cp "$shim_real" "$work/a:dir/libiotier.so"
+cp "$shim_real" "$work/libiotier.so.bak"
+IOTIER_SHIM=libiotier.so expect_usage_error "/libiotier.so): No such file or directory" run -- "${touch_cmd[@]}"
+IOTIER_SHIM=$work expect_usage_error "): not a regular file" run -- "${touch_cmd[@]}"
+IOTIER_SHIM=/etc/passwd expect_usage_error "): not an ELF file" run -- "${touch_cmd[@]}"
+IOTIER_SHIM=$(type -P true) expect_usage_error "an executable, not a shared object" run -- "${touch_cmd[@]}"
+IOTIER_SHIM="$work/a dir/libiotier.so" expect_usage_error "a space or colon" run -- "${touch_cmd[@]}"
+IOTIER_SHIM="$work/a:dir/libiotier.so" expect_usage_error "a space or colon" run -- "${touch_cmd[@]}"
+IOTIER_SHIM=/etc/passwd expect_usage_error "): not an ELF file" check -e 'low.count >= 0' -- "${touch_cmd[@]}"
+# a relative IOTIER_SHIM is made absolute, so that the program may chdir
+iotier_abs=$(realpath "$iotier")
+shim_soname=$(cd "$(dirname "$shim")" && pwd -P)/libiotier.so.0
+out=$(cd "$(dirname "$shim_soname")" && IOTIER_SHIM=libiotier.so.0 "$iotier_abs" run -- printenv LD_PRELOAD)
+case " $out " in *" $shim_soname "*) ;; *) echo "FAIL: relative IOTIER_SHIM gave LD_PRELOAD '$out'"; fail=1 ;; esac
+# the lookup beside a build tree is checked too: a build directory with a space
+mkdir -p "$work/b dir/tools" "$work/b dir/shim"
+cp "$iotier_abs" "$work/b dir/tools/iotier"
+cp "$shim_real" "$work/b dir/shim/libiotier.so.0"
+iotier_saved=$iotier
+iotier="$work/b dir/tools/iotier"
+IOTIER_SHIM= expect_usage_error "b dir/shim/libiotier.so.0): holds a space or colon" run -- "${touch_cmd[@]}"
+iotier=$iotier_saved
+# libiotier.so.bak in LD_PRELOAD is not the shim "already preloaded"
+out=$(LD_PRELOAD="$work/libiotier.so.bak" IOTIER_SHIM=$shim_real "$iotier" run -- printenv LD_PRELOAD)
+[ "$out" = "$shim_real $work/libiotier.so.bak" ] || { echo "FAIL: with libiotier.so.bak preloaded, LD_PRELOAD '$out'"; fail=1; }
 expect_usage_error "IOTIER_CONFIG line 2: unknown key 'IOTIER_BOGUS'" run --config "$work/bad.conf" -- "${touch_cmd[@]}"
 # Low-path flags (docs/low-paths.md) are validated like the rules.
 expect_usage_error "IOTIER_WRITEBACK: bad size '1X'" run --writeback 1X -- "${touch_cmd[@]}"

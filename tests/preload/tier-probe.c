@@ -294,7 +294,8 @@ static int scenario_vfork(void)
 
 /* ---- exec: the new image is tagged from its first instruction ------------------------ */
 
-static int scenario_exec(const char *self)
+/* @extra: one more argument for the child, or NULL. */
+static int scenario_exec(const char *self, const char *extra)
 {
 	int status;
 	pid_t child;
@@ -302,7 +303,7 @@ static int scenario_exec(const char *self)
 	EXPECT(prio_of(0) == 0, "parent %#x, want untouched", prio_of(0));
 	child = fork();
 	if (child == 0) {
-		execl(self, self, "exec-child", (char *)NULL);
+		execl(self, self, "exec-child", extra, (char *)NULL);
 		_exit(127);
 	}
 	waitpid(child, &status, 0);
@@ -583,7 +584,14 @@ int main(int argc, char **argv)
 	else if (!strcmp(scenario, "raw-fork"))
 		ret = scenario_raw_fork();
 	else if (!strcmp(scenario, "exec"))
-		ret = scenario_exec(argv[0]);
+		ret = scenario_exec(argv[0], NULL);
+	else if (!strcmp(scenario, "long-cmdline")) {
+		/* A command line over 4 KiB: cmdline: rules match its first 4 KiB. */
+		static char arg[6000];
+
+		memset(arg, 'x', sizeof(arg) - 1);
+		ret = scenario_exec(argv[0], arg);
+	}
 	else if (!strcmp(scenario, "exec-child"))
 		ret = scenario_exec_child();
 	else if (!strcmp(scenario, "errno"))

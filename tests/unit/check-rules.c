@@ -17,10 +17,10 @@ static char err[RULE_ERROR_MAX];
 
 /*
  * Count the program's mallocs, glibc's own included (its internal calls go through the
- * interposable symbol), to show matching allocates nothing. Not under ASan, whose runtime
- * owns malloc itself.
+ * interposable symbol), to show matching allocates nothing. Not under ASan or TSan, whose
+ * runtimes own malloc themselves.
  */
-#ifndef __SANITIZE_ADDRESS__
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 #define COUNTS_MALLOC 1
 extern void *__libc_malloc(size_t size);
 static unsigned mallocs;
@@ -78,6 +78,10 @@ static const struct {
 	{ "thread:", "bad rule 'thread:': empty glob after 'thread:'" },
 	{ "cmdline:", "bad rule 'cmdline:': empty glob after 'cmdline:'" },
 	{ "comm:[abc", "bad rule 'comm:[abc': unclosed '[' in glob" },
+	/* fnmatch accepts these and never matches anything with them */
+	{ "comm:[[:alpha:]", "bad rule 'comm:[[:alpha:]': unclosed '[' in glob" },
+	{ "low\\", "bad rule 'low\\': glob ends in a lone '\\'" },
+	{ "x[[:dgit:]]", "bad rule 'x[[:dgit:]]': unknown [:class:] in glob" },
 	{ "thread:abcdefghijklmnop",
 	  "bad rule 'thread:abcdefghijklmnop': a thread name has at most 15 characters, so it can never match" },
 	{ "comm:abcdefghijklmnop*",
@@ -88,6 +92,20 @@ START_TEST(test_bad_rules)
 {
 	ck_assert_int_eq(rule_set_parse(bad_rules[_i].input, &set, err, sizeof(err)), -1);
 	ck_assert_str_eq(err, bad_rules[_i].error);
+}
+END_TEST
+
+/* A POSIX class is one character, however long its name: these fit in 15. */
+START_TEST(test_posix_classes)
+{
+	ck_assert_int_eq(rule_set_parse("compaction-[[:digit:]][[:digit:]][[:digit:]]", &set, err,
+					sizeof(err)), 0);
+	ck_assert(rule_set_matches(&set, RULE_THREAD, "compaction-042"));
+	ck_assert(!rule_set_matches(&set, RULE_THREAD, "compaction-04x"));
+	ck_assert_int_eq(rule_set_parse("comm:[![:space:]]*[]x]", &set, err, sizeof(err)), 0);
+	ck_assert(rule_set_matches(&set, RULE_COMM, "db]"));
+	ck_assert_int_eq(rule_set_parse("a\\[", &set, err, sizeof(err)), 0);
+	ck_assert(rule_set_matches(&set, RULE_THREAD, "a["));
 }
 END_TEST
 
@@ -247,6 +265,7 @@ static Suite *rules_suite(void)
 	tcase_add_test(parse, test_empty_list_is_valid);
 	tcase_add_loop_test(parse, test_bad_rules, 0, sizeof(bad_rules) / sizeof(bad_rules[0]));
 	tcase_add_test(parse, test_too_many_rules);
+	tcase_add_test(parse, test_posix_classes);
 	tcase_add_test(parse, test_cmdline_may_be_long);
 	suite_add_tcase(s, parse);
 

@@ -49,10 +49,27 @@ static void cell_merge(struct check_cell *dst, const struct check_cell *src)
 	lat_sum(&dst->lat, &src->lat);
 }
 
+/* The kernel's vocabulary (bpf/iotrack.h) in the report's (tools/expect.h). */
+static int cause_of(const struct iotrack_key *k)
+{
+	switch (k->cause) {
+	case IOTRACK_SUBMIT: return CAUSE_SUBMIT;
+	case IOTRACK_WRITEBACK: return CAUSE_WRITEBACK;
+	case IOTRACK_JOURNAL: return CAUSE_JOURNAL;
+	default: return CAUSE_OTHER;
+	}
+}
+
+static unsigned op_of(const struct iotrack_key *k)
+{
+	return k->op == IOTRACK_READ ? OP_READ : k->op == IOTRACK_WRITE ? OP_WRITE : OP_OTHER;
+}
+
 int check_report_add(struct check_report *r, enum expect_tier tier, const struct iotrack_key *k,
 		     const struct iotrack_stats *st, bool leak)
 {
-	unsigned cls = (k->ioprio >> 13) & 7, op = k->op < OP_COUNT ? k->op : OP_OTHER;
+	unsigned cls = (k->ioprio >> 13) & 7, op = op_of(k);
+	int cause = cause_of(k);
 	struct check_cell *c;
 	struct check_row *row;
 
@@ -64,9 +81,9 @@ int check_report_add(struct check_report *r, enum expect_tier tier, const struct
 	if (st->count)
 		c->level_mask |= 1u << (k->ioprio & 7);
 	lat_sum(&c->lat, &st->lat);
-	if (leak && k->cause < CAUSE_COUNT) {
-		r->leaks[tier][op][k->cause].count += st->count;
-		r->leaks[tier][op][k->cause].bytes += st->bytes;
+	if (leak) {
+		r->leaks[tier][op][cause].count += st->count;
+		r->leaks[tier][op][cause].bytes += st->bytes;
 	}
 	if (r->n_rows == r->rows_cap) {
 		size_t cap = r->rows_cap ? r->rows_cap * 2 : 64;
@@ -87,7 +104,7 @@ int check_report_add(struct check_report *r, enum expect_tier tier, const struct
 	row->comm[sizeof(row->comm) - 1] = '\0';
 	memcpy(row->pcomm, k->pcomm, sizeof(row->pcomm));
 	row->pcomm[sizeof(row->pcomm) - 1] = '\0';
-	row->cause = k->cause;
+	row->cause = cause;
 	row->op = op;
 	row->ioprio = k->ioprio;
 	row->leak = leak;

@@ -7,6 +7,7 @@
 #include "check_trace.h"
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include "iotitle.h"
 #include "iotitle.skel.h"
 #include "iotrack.skel.h"
+#include "kernel_probe.h"
 #include "lat_session.h"
 #include "title.h"
 
@@ -146,8 +148,23 @@ const char *check_trace_cmdline(struct check_trace *t, uint32_t tgid)
 	return "";
 }
 
-/* Open and load iotitle on iotrack's map of tracked processes, so both follow the same tree. */
-static int open_titles(struct check_trace *t, char *err, size_t errlen)
+/* enum blk_start for this kernel, or -1 with one line in @err naming what it lacks. */
+static int probe_check(char *err, size_t errlen)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	int start = -1;
+
+	if (libbpf_get_error(btf))
+		btf = NULL;
+	if (kernel_check_tracepoints(btf, err, errlen) == 0)
+		start = kernel_blk_start(btf, err, errlen);
+	btf__free(btf);
+	return start;
+}
+
+/* Open and load iotitle on iotrack's map of tracked processes, so both follow the same tree;
+ * it reads titles where iotrack learns the submitter (@start, enum blk_start). */
+static int open_titles(struct check_trace *t, int start, char *err, size_t errlen)
 {
 	int ret;
 
@@ -157,6 +174,8 @@ static int open_titles(struct check_trace *t, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot open the BPF object: %s", strerror(-ret));
 		return ret;
 	}
+	bpf_program__set_autoload(t->titles->progs.iotitle_io_start, start == BLK_START_IO_START);
+	bpf_program__set_autoload(t->titles->progs.iotitle_getrq, start == BLK_START_GETRQ);
 	ret = bpf_map__reuse_fd(t->titles->maps.tracked, bpf_map__fd(t->skel->maps.tracked));
 	if (!ret)
 		ret = iotitle__load(t->titles);
@@ -170,7 +189,7 @@ int check_trace_open(struct check_trace **out, const uint32_t *devs, unsigned n_
 		     bool verbose, char *err, size_t errlen)
 {
 	struct check_trace *t;
-	int ret;
+	int ret, start;
 
 	*out = NULL;
 	if (n_devs > IOTRACK_MAX_DEVS) {
@@ -184,6 +203,10 @@ int check_trace_open(struct check_trace **out, const uint32_t *devs, unsigned n_
 	if (lat_preflight(err, errlen) < 0)
 		return -EPERM;
 	bpf_print_setup(verbose);
+	/* Refuse in one line on a kernel without what attribution needs: never count wrong. */
+	start = probe_check(err, errlen);
+	if (start < 0)
+		return -ENOTSUP;
 	t = calloc(1, sizeof(*t));
 	if (!t) {
 		snprintf(err, errlen, "out of memory");
@@ -197,9 +220,13 @@ int check_trace_open(struct check_trace **out, const uint32_t *devs, unsigned n_
 		goto fail;
 	}
 	/* rodata: the device filter, so that the verifier drops the branch when unused */
-	t->skel->rodata->n_devs = n_devs;
+	t->skel->rodata->blk_ndevs = n_devs;
 	for (unsigned i = 0; i < n_devs; i++)
-		t->skel->rodata->devs[i] = devs[i];
+		t->skel->rodata->blk_devs[i] = devs[i];
+	/* where the submitter is known: block_io_start, or block_getrq before 6.5 */
+	t->skel->rodata->blk_start_at = (__u32)start;
+	bpf_program__set_autoload(t->skel->progs.iotrack_io_start, start == BLK_START_IO_START);
+	bpf_program__set_autoload(t->skel->progs.iotrack_getrq, start == BLK_START_GETRQ);
 	/* load: verify and create the maps */
 	ret = iotrack__load(t->skel);
 	if (ret) {
@@ -207,7 +234,7 @@ int check_trace_open(struct check_trace **out, const uint32_t *devs, unsigned n_
 			 "CAP_PERFMON, and kernel BTF): %s", strerror(-ret));
 		goto fail;
 	}
-	ret = open_titles(t, err, errlen);
+	ret = open_titles(t, start, err, errlen);
 	if (ret)
 		goto fail;
 	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), handle_event, t, NULL);

@@ -25,8 +25,8 @@
 #include <unistd.h>
 
 #include "bpf_print.h"
-#include "btf_tp.h"
 #include "iolat.skel.h"
+#include "kernel_probe.h"
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38
@@ -42,6 +42,8 @@ struct lat_session {
 	bool btf_mode;
 	struct timespec last;
 	struct iolat_hist *percpu;    /* lookup buffer: one value per possible CPU */
+	struct ring_buffer *spills;   /* completions without a histogram (iolat.bpf.c) */
+	struct lat_snapshot *filling; /* the snapshot spilled completions go to */
 };
 
 static void set_err(char *err, size_t len, const char *fmt, ...)
@@ -100,7 +102,8 @@ int lat_preflight(char *err, size_t errlen)
 
 struct probe {
 	bool btf_ok;           /* every required tracepoint has a BTF signature */
-	bool has_io_start;
+	int blk_start;         /* enum blk_start for an exact submitter, or -1 */
+	char no_start[256];    /* why there is none */
 	bool complete_nr_bytes;
 	bool fork_btf;
 };
@@ -108,24 +111,69 @@ struct probe {
 static void probe_kernel(struct probe *pr, bool need_fork)
 {
 	struct btf *btf = btf__load_vmlinux_btf();
-	int insert, issue, complete, requeue, merge, start, fork;
+	int insert, issue, complete, requeue, merge, fork;
 
 	if (libbpf_get_error(btf))
 		btf = NULL;
-	insert = btf_tp_params(btf, "block_rq_insert", "request");
-	issue = btf_tp_params(btf, "block_rq_issue", "request");
-	complete = btf_tp_params(btf, "block_rq_complete", "request");
-	requeue = btf_tp_params(btf, "block_rq_requeue", "request");
-	merge = btf_tp_params(btf, "block_rq_merge", "request");
-	start = btf_tp_params(btf, "block_io_start", "request");
-	fork = btf_tp_params(btf, "sched_process_fork", "task_struct");
+	insert = kernel_tp_args(btf, "block_rq_insert", "request");
+	issue = kernel_tp_args(btf, "block_rq_issue", "request");
+	complete = kernel_tp_args(btf, "block_rq_complete", "request");
+	requeue = kernel_tp_args(btf, "block_rq_requeue", "request");
+	merge = kernel_tp_args(btf, "block_rq_merge", "request");
+	fork = kernel_tp_args(btf, "sched_process_fork", "task_struct");
 	pr->btf_ok = insert == 1 && issue == 1 && complete >= 2 && requeue == 1 && merge == 1 &&
 		     (!need_fork || fork == 2);
-	pr->has_io_start = start == 1;
+	pr->blk_start = kernel_blk_start(btf, pr->no_start, sizeof(pr->no_start));
 	/* Without BTF, assume the 3-argument complete that every kernel since 4.x has. */
 	pr->complete_nr_bytes = complete < 0 || complete >= 3;
 	pr->fork_btf = fork == 2;
 	btf__free(btf);
+}
+
+/* A completion the kernel could not put in a histogram: into the row it belongs to. */
+static int on_spill(void *ctx, void *data, size_t size)
+{
+	struct lat_session *s = ctx;
+	const struct iolat_spill *e = data;
+	struct lat_row *row;
+
+	if (size < sizeof(*e) || !s->filling)
+		return 0;
+	row = lat_snapshot_row(s->filling, e->key.dev, e->key.op, e->key.ioclass,
+			       (int)e->key.level);
+	if (!row)
+		return -ENOMEM;
+	row->count++;
+	row->bytes += e->bytes;
+	iolat_lat_count(&row->q2c, hist_bucket(e->q2c_ns), e->q2c_ns);
+	if (e->has_d2c)
+		iolat_lat_count(&row->d2c, hist_bucket(e->d2c_ns), e->d2c_ns);
+	return 0;
+}
+
+/* Load one program set, tp_btf or raw_tp, and only the hooks needed: where the submitter
+ * is learnt (@start, enum blk_start) and the fork hook for --children. */
+static void choose_programs(struct iolat *skel, bool btf_mode, int start)
+{
+	bool io_start = start == BLK_START_IO_START, getrq = start == BLK_START_GETRQ;
+	bool forks = skel->rodata->follow_forks;
+
+	bpf_program__set_autoload(skel->progs.btf_io_start, btf_mode && io_start);
+	bpf_program__set_autoload(skel->progs.btf_getrq, btf_mode && getrq);
+	bpf_program__set_autoload(skel->progs.btf_rq_insert, btf_mode);
+	bpf_program__set_autoload(skel->progs.btf_rq_issue, btf_mode);
+	bpf_program__set_autoload(skel->progs.btf_rq_complete, btf_mode);
+	bpf_program__set_autoload(skel->progs.btf_rq_requeue, btf_mode);
+	bpf_program__set_autoload(skel->progs.btf_rq_merge, btf_mode);
+	bpf_program__set_autoload(skel->progs.btf_fork, btf_mode && forks);
+	bpf_program__set_autoload(skel->progs.raw_io_start, !btf_mode && io_start);
+	bpf_program__set_autoload(skel->progs.raw_getrq, !btf_mode && getrq);
+	bpf_program__set_autoload(skel->progs.raw_rq_insert, !btf_mode);
+	bpf_program__set_autoload(skel->progs.raw_rq_issue, !btf_mode);
+	bpf_program__set_autoload(skel->progs.raw_rq_complete, !btf_mode);
+	bpf_program__set_autoload(skel->progs.raw_rq_requeue, !btf_mode);
+	bpf_program__set_autoload(skel->progs.raw_rq_merge, !btf_mode);
+	bpf_program__set_autoload(skel->progs.raw_fork, !btf_mode && forks);
 }
 
 static int setup(struct lat_session *s, const struct lat_options *o, const struct probe *pr,
@@ -145,37 +193,28 @@ static int setup(struct lat_session *s, const struct lat_options *o, const struc
 	s->skel = skel;
 
 	/* configure: filters become rodata so the verifier drops the unused branches */
-	skel->rodata->ndevs = o->ndevs;
+	skel->rodata->blk_ndevs = o->ndevs;
 	for (unsigned i = 0; i < o->ndevs; i++)
-		skel->rodata->dev_list[i] = o->devs[i];
+		skel->rodata->blk_devs[i] = o->devs[i];
 	skel->rodata->filter_tgid = o->filter_tgid;
 	skel->rodata->follow_forks = o->filter_tgid && o->follow_forks;
 	skel->rodata->filter_cgroup = o->cgroup != NULL;
 	skel->rodata->op_mask = o->op_mask ? o->op_mask : (1u << IOLAT_NR_OPS) - 1;
 	/* Attribution costs a third hook and a map update per request; only a filter on the
 	 * submitter needs it. Without one, the request is tracked from its first insert or
-	 * issue, which is where its queue time starts anyway. */
-	attribute = pr->has_io_start && (o->filter_tgid || o->cgroup);
-	skel->rodata->start_at_io_start = attribute;
+	 * issue, which is where its queue time starts anyway. lat_session_open() made sure
+	 * that a filter has a way to know the submitter. */
+	attribute = o->filter_tgid || o->cgroup;
+	skel->rodata->blk_start_at = attribute ? (__u32)pr->blk_start : BLK_START_FIRST_SEEN;
 	skel->rodata->complete_has_nr_bytes = pr->complete_nr_bytes;
 	bpf_map__set_max_entries(skel->maps.inflight,
 				 o->inflight_max ? o->inflight_max : IOLAT_DEFAULT_INFLIGHT);
+	/* Test hook: a tiny histogram map makes completions spill, as a dry allocator does. */
+	if (getenv("IOTIER_TEST_LAT_HISTS"))
+		bpf_map__set_max_entries(skel->maps.hists, (__u32)atoi(getenv("IOTIER_TEST_LAT_HISTS")));
 
 	/* choose one program set: tp_btf or raw_tp, and skip hooks nobody needs */
-	bpf_program__set_autoload(skel->progs.btf_io_start, btf_mode && attribute);
-	bpf_program__set_autoload(skel->progs.btf_rq_insert, btf_mode);
-	bpf_program__set_autoload(skel->progs.btf_rq_issue, btf_mode);
-	bpf_program__set_autoload(skel->progs.btf_rq_complete, btf_mode);
-	bpf_program__set_autoload(skel->progs.btf_rq_requeue, btf_mode);
-	bpf_program__set_autoload(skel->progs.btf_rq_merge, btf_mode);
-	bpf_program__set_autoload(skel->progs.btf_fork, btf_mode && skel->rodata->follow_forks);
-	bpf_program__set_autoload(skel->progs.raw_io_start, !btf_mode && attribute);
-	bpf_program__set_autoload(skel->progs.raw_rq_insert, !btf_mode);
-	bpf_program__set_autoload(skel->progs.raw_rq_issue, !btf_mode);
-	bpf_program__set_autoload(skel->progs.raw_rq_complete, !btf_mode);
-	bpf_program__set_autoload(skel->progs.raw_rq_requeue, !btf_mode);
-	bpf_program__set_autoload(skel->progs.raw_rq_merge, !btf_mode);
-	bpf_program__set_autoload(skel->progs.raw_fork, !btf_mode && skel->rodata->follow_forks);
+	choose_programs(skel, btf_mode, attribute ? pr->blk_start : BLK_START_FIRST_SEEN);
 
 	/* load: verify and create the maps */
 	err_no = iolat__load(skel);
@@ -183,6 +222,12 @@ static int setup(struct lat_session *s, const struct lat_options *o, const struc
 		set_err(err, errlen, "cannot load the BPF programs (%s attach): %s",
 			btf_mode ? "tp_btf" : "raw_tp", strerror(-err_no));
 		return err_no;
+	}
+
+	s->spills = ring_buffer__new(bpf_map__fd(skel->maps.spills), on_spill, s, NULL);
+	if (!s->spills) {
+		set_err(err, errlen, "cannot create the ring buffer: %s", strerror(errno));
+		return -errno;
 	}
 
 	/* fill the filter maps before any event can see them empty */
@@ -220,6 +265,8 @@ static int setup(struct lat_session *s, const struct lat_options *o, const struc
 
 static void teardown(struct lat_session *s)
 {
+	ring_buffer__free(s->spills);
+	s->spills = NULL;
 	iolat__destroy(s->skel);
 	s->skel = NULL;
 	if (s->cgroup_fd >= 0)
@@ -256,6 +303,13 @@ int lat_session_open(struct lat_session **out, const struct lat_options *o, char
 	}
 
 	probe_kernel(&pr, o->filter_tgid && o->follow_forks);
+	if ((o->filter_tgid || o->cgroup) && pr.blk_start < 0) {
+		/* Counting at insert or issue would name whichever task ran them: refuse. */
+		set_err(err, errlen, "%s needs an exact submitter, but %s",
+			o->cgroup ? "--cgroup" : "--pid", pr.no_start);
+		lat_session_close(s);
+		return -ENOTSUP;
+	}
 	btf_mode = o->attach == LAT_ATTACH_BTF || (o->attach == LAT_ATTACH_AUTO && pr.btf_ok);
 	if (o->attach == LAT_ATTACH_BTF && !pr.btf_ok) {
 		set_err(err, errlen, "tp_btf attach unavailable: kernel BTF lacks the block "
@@ -360,6 +414,15 @@ int lat_session_read(struct lat_session *s, struct lat_snapshot *snap, bool fina
 			lat_sum(&row->d2c, &s->percpu[c].d2c);
 		}
 	}
+
+	/* Spilled completions land in this interval, whichever epoch they were counted in:
+	 * a request near the flip may be reported one interval early, never lost. */
+	s->filling = snap;
+	ret = ring_buffer__consume(s->spills);
+	s->filling = NULL;
+	if (ret < 0)
+		goto out;
+	ret = 0;
 
 	snap->drops = stat_sum(s, IOLAT_STAT_DROPS);
 	snap->hist_drops = stat_sum(s, IOLAT_STAT_HIST_DROPS);

@@ -19,7 +19,7 @@
 #include <sys/syscall.h>
 
 #include "bpf_print.h"
-#include "btf_tp.h"
+#include "kernel_probe.h"
 #include "lat_session.h" /* lat_preflight */
 #include "stalls.skel.h"
 
@@ -39,17 +39,17 @@ static int probe_tracepoints(struct stalls *skel, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot read the kernel's BTF: %s", strerror(errno));
 		return -ENOENT;
 	}
-	folio_wait = btf_tp_params(btf, "folio_wait_writeback", "folio") == 2;
-	folio_dirty = btf_tp_params(btf, "writeback_dirty_folio", "folio") == 2;
+	folio_wait = kernel_tp_args(btf, "folio_wait_writeback", "folio") == 2;
+	folio_dirty = kernel_tp_args(btf, "writeback_dirty_folio", "folio") == 2;
 	/* stalls_dirty_throttle reads `pause`, the 7th of 8 arguments since 4.11. */
-	if (btf_tp_params(btf, "balance_dirty_pages", "bdi_writeback") != 8)
+	if (kernel_tp_args(btf, "balance_dirty_pages", "bdi_writeback") != 8)
 		missing = "writeback:balance_dirty_pages (wb, dtc, ..., pause, start_time)";
-	else if (!folio_wait && btf_tp_params(btf, "wait_on_page_writeback", "page") != 2)
+	else if (!folio_wait && kernel_tp_args(btf, "wait_on_page_writeback", "page") != 2)
 		missing = "writeback:folio_wait_writeback or wait_on_page_writeback";
-	else if (!folio_dirty && btf_tp_params(btf, "writeback_dirty_page", "page") != 2)
+	else if (!folio_dirty && kernel_tp_args(btf, "writeback_dirty_page", "page") != 2)
 		missing = "writeback:writeback_dirty_folio or writeback_dirty_page";
-	else if (btf_tp_params(btf, "sys_enter", "pt_regs") != 2 ||
-		 btf_tp_params(btf, "sys_exit", "pt_regs") != 2)
+	else if (kernel_tp_args(btf, "sys_enter", "pt_regs") != 2 ||
+		 kernel_tp_args(btf, "sys_exit", "pt_regs") != 2)
 		missing = "raw_syscalls:sys_enter and sys_exit";
 	else if (btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF) < 0)
 		missing = "sched:sched_switch";
