@@ -147,7 +147,7 @@ START_TEST(test_prom_and_text)
 	stalls_report_print_prom(&r, f);
 	fclose(f);
 	ck_assert_ptr_nonnull(strstr(buf, "thread=\"bulk\xef\xbf\xbd\\\"x\""));
-	ck_assert_ptr_nonnull(strstr(buf, "iotier_stall_count{pid=\"100\",tid=\"101\",thread=\"wal\","
+	ck_assert_ptr_nonnull(strstr(buf, "iotier_stalls{pid=\"100\",tid=\"101\",thread=\"wal\","
 				     "tier=\"high\",class=\"be\",cause=\"fsync\"} 10\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "iotier_dirtied_bytes{tier=\"low\"} 3221225472\n"));
 	free(buf);

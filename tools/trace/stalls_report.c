@@ -283,7 +283,7 @@ static void prom_label(const char *s, char *buf, size_t len)
 void stalls_report_print_prom(const struct stalls_report *r, FILE *out)
 {
 	static const char *const metrics[][2] = {
-		{ "iotier_stall_count", "stalls in the window" },
+		{ "iotier_stalls", "stalls in the window" },
 		{ "iotier_stall_seconds", "time stalled in the window" },
 		{ "iotier_stall_p99_seconds", "99th percentile of one stall in the window" },
 		{ "iotier_stall_max_seconds", "longest stall in the window" },
