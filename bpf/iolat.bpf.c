@@ -36,6 +36,12 @@ const volatile __u32 op_mask = (1u << IOLAT_NR_OPS) - 1;
 /* block_rq_complete carries nr_bytes (it has since 4.x; probed anyway). */
 const volatile bool complete_has_nr_bytes = true;
 
+/* Tests only (IOTIER_TEST_DROP_COMPLETIONS=N in lat_session.c): forget every Nth tracked
+ * completion, so that a test can make the tracer lose events and see the coverage check
+ * against diskstats notice. 0 in normal use, where the verifier removes the branch. */
+const volatile __u32 test_drop_every = 0;
+__u64 test_completions;
+
 /* Flipped by user space to read one interval's histograms while the next fills. */
 volatile __u32 epoch;
 /* Set once a request was dropped at insert: only then must issue consult `dropped`. */
@@ -271,6 +277,9 @@ static __always_inline int on_complete(struct request *rq, unsigned int nr_bytes
 		v->bytes += nr_bytes;
 		return 0;
 	}
+	if (test_drop_every &&
+	    __sync_fetch_and_add(&test_completions, 1) % test_drop_every == test_drop_every - 1)
+		goto out;
 	hk.dev = v->dev;
 	hk.epoch = epoch & 1;
 	hk.op = v->op;

@@ -78,6 +78,13 @@ struct {
 } counters SEC(".maps");
 
 struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, IOTRACK_MAX_DEV_OPS);
+	__type(key, struct iotrack_dev_op);
+	__type(value, __u64);
+} completions SEC(".maps");
+
+struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 256 * 1024);
 } events SEC(".maps");
@@ -373,6 +380,62 @@ int BPF_PROG(iotrack_rq_merge, struct request *rq)
 	return 0;
 }
 
+/* Tests only (IOTIER_TEST_DROP_COMPLETIONS=N, tools/trace/diskstats.h): leave every Nth
+ * completion uncounted, so that a test can see the coverage check notice. 0 in normal use,
+ * where the verifier removes the branch. */
+const volatile __u32 test_drop_every = 0;
+__u64 test_completions;
+
+/* The rq_flags bit of a request inside a flush sequence: its data phase and the flushes the
+ * flush machinery sends. RQF_* became enum rqf_flags in 6.8 ("block: convert RQF_* to an
+ * enum"); before, RQF_FLUSH_SEQ was the #define (1 << 4). */
+static __always_inline __u32 rqf_flush_seq(void)
+{
+	if (bpf_core_enum_value_exists(enum rqf_flags, __RQF_FLUSH_SEQ))
+		return 1u << bpf_core_enum_value(enum rqf_flags, __RQF_FLUSH_SEQ);
+	return 1u << 4;
+}
+
+/*
+ * Count the completion of @rq for the coverage check, as diskstats counts it: once per
+ * request, when it ends outside a flush sequence (blk_account_io_done() skips RQF_FLUSH_SEQ;
+ * a write carrying a flush is counted when its sequence is done).
+ */
+static __always_inline void count_completion(struct request *rq, unsigned int nr_bytes)
+{
+	struct iotrack_dev_op k = {};
+	__u32 disk_dev = rq_dev(rq, false), op;
+	struct block_device *part;
+	__u64 one = 1, *n;
+
+	if (nr_bytes < BPF_CORE_READ(rq, __data_len) || (BPF_CORE_READ(rq, rq_flags) & rqf_flush_seq()))
+		return;
+	part = BPF_CORE_READ(rq, part);
+	k.dev = part ? BPF_CORE_READ(part, bd_dev) : disk_dev;
+	if (!blk_dev_wanted(k.dev) && !blk_dev_wanted(disk_dev))
+		return;
+	op = rq_req_op(rq, false);
+	if (op == bpf_core_enum_value(enum req_op, REQ_OP_READ))
+		k.op = 0;
+	else if (op == bpf_core_enum_value(enum req_op, REQ_OP_WRITE))
+		k.op = 1;
+	else if (op == bpf_core_enum_value(enum req_op, REQ_OP_DISCARD))
+		k.op = 2;
+	else if (op == bpf_core_enum_value(enum req_op, REQ_OP_FLUSH))
+		k.op = 3;
+	else
+		return;
+	if (test_drop_every &&
+	    __sync_fetch_and_add(&test_completions, 1) % test_drop_every == test_drop_every - 1)
+		return;
+	n = bpf_map_lookup_elem(&completions, &k);
+	if (n)
+		__sync_fetch_and_add(n, 1);
+	else if (bpf_map_update_elem(&completions, &k, &one, BPF_NOEXIST) &&
+		 (n = bpf_map_lookup_elem(&completions, &k)))
+		__sync_fetch_and_add(n, 1);
+}
+
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(iotrack_rq_complete, struct request *rq, blk_status_t error, unsigned int nr_bytes)
 {
@@ -380,6 +443,7 @@ int BPF_PROG(iotrack_rq_complete, struct request *rq, blk_status_t error, unsign
 	struct iotrack_stats *st;
 	struct start *s;
 
+	count_completion(rq, nr_bytes);
 	s = bpf_map_lookup_elem(&starts, &ptr);
 	if (!s)
 		return 0;

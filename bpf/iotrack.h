@@ -63,6 +63,17 @@ enum iotrack_counter {
 	IOTRACK_NR_COUNTERS,
 };
 
+/*
+ * Every request completed on a traced device, the command's or not, by device and diskstats
+ * op (tools/trace/diskstats.h: read, write, discard, flush), to set against the kernel's
+ * own diskstats: the coverage `check` reports.
+ */
+struct iotrack_dev_op {
+	__u32 dev;     /* the partition (or disk) the request was for */
+	__u32 op;      /* 0 read, 1 write, 2 discard, 3 flush */
+};
+#define IOTRACK_MAX_DEV_OPS 1024
+
 enum iotrack_event_kind { IOTRACK_EV_FORK = 1, IOTRACK_EV_EXEC = 2 };
 
 struct iotrack_event {

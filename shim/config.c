@@ -205,7 +205,8 @@ static int parse_drop_behind(struct config *cfg, const char *value, char *err, s
 	return 0;
 }
 
-static int parse_low_rate(struct config *cfg, const char *value, char *err, size_t errlen)
+/* Bytes per second: 0 (off) or at least a page per second. */
+static int parse_rate(const char *value, uint64_t *out, char *err, size_t errlen)
 {
 	uint64_t n;
 
@@ -216,8 +217,23 @@ static int parse_low_rate(struct config *cfg, const char *value, char *err, size
 			 value);
 		return -1;
 	}
-	cfg->low_rate = n;
+	*out = n;
 	return 0;
+}
+
+static int parse_low_rate(struct config *cfg, const char *value, char *err, size_t errlen)
+{
+	return parse_rate(value, &cfg->low_rate, err, errlen);
+}
+
+static int parse_target(struct config *cfg, const char *value, char *err, size_t errlen)
+{
+	return adaptive_target_parse(value, &cfg->target, err, errlen);
+}
+
+static int parse_low_min_rate(struct config *cfg, const char *value, char *err, size_t errlen)
+{
+	return parse_rate(value, &cfg->low_min_rate, err, errlen);
 }
 
 /* No FNM_PATHNAME: '*' crosses '/', so "*.log" matches a log in any directory. */

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "adaptive_target.h"
 #include "log.h"
 #include "rules.h"
 
@@ -37,6 +38,10 @@ struct config {
 	unsigned n_drop_globs;    /* IOTIER_DROP_BEHIND: files whose written pages are dropped */
 	char drop_globs[DROP_GLOBS_MAX][RULE_GLOB_MAX];
 	uint64_t low_rate;        /* bytes per second for all low threads together; 0 off */
+
+	/* The adaptive low tier (docs/adaptive.md). */
+	struct adaptive_target target; /* IOTIER_TARGET; target.set false: off */
+	uint64_t low_min_rate;    /* IOTIER_LOW_MIN_RATE: the low tier is never held below it */
 };
 
 /* Where a value comes from: the environment, or a KEY=VALUE file. */

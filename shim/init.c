@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "adaptive_hook.h"
 #include "cgroup_tier.h"
 #include "fork.h"
 #include "low_paths.h"
@@ -93,6 +94,7 @@ static void init_once_body(void)
 		goto disable;
 	}
 	low_paths_init();
+	adaptive_hook_init();
 	/* before the first tier is worked out: stale clean-up, and v1/v2 chosen */
 	cgroup_tier_init(&shim.cfg);
 	kinds = shim.cfg.rules.low.kind_mask | shim.cfg.rules.high.kind_mask;

@@ -56,7 +56,7 @@ static void fd_reset(struct fd_path *p, uint32_t flags)
 }
 
 /* What @fd is; found once per open with fstat and F_GETFL (raw, never our wrappers). */
-static uint32_t fd_kind(int fd)
+uint32_t fd_kind(int fd)
 {
 	struct fd_path *p = &fd_paths[fd];
 	uint32_t flags = atomic_load_explicit(&p->flags, memory_order_acquire), kind;

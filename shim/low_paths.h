@@ -60,6 +60,9 @@ static inline bool self_is_low(void)
 	return slot && __atomic_load_n(&slot->tier, __ATOMIC_RELAXED) == IOTIER_LOW;
 }
 
+/* What @fd (< PATH_FD_MAX) is, FD_KIND_*: found once per open with raw syscalls. */
+SHIM_HIDDEN uint32_t fd_kind(int fd);
+
 /* Out of line: the rare case where a hook has work to do. errno is kept by the callee. */
 SHIM_HIDDEN void low_paths_written(int fd, size_t bytes, off_t end, bool low);
 SHIM_HIDDEN void low_paths_read(int fd, size_t bytes);

@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "adaptive_hook.h"
 #include "low_paths.h"
 #include "naming.h"
 #include "real.h"
@@ -50,26 +51,32 @@ _Static_assert(sizeof(off_t) == 8, "the 64-bit aliases below assume a 64-bit off
  * Reads and writes also report what they moved, for the low paths (low_paths.h): a test of
  * two globals and the thread's tier, unless a low-path feature has work to do.
  */
-#define WRAP_READ(name, params, args, fd)                                                  \
+#define WRAP_READ(name, params, args, fd) WRAP_READ_VIA(name, params, args, fd, REAL(name) args)
+
+/* @call does the I/O: the real function, or the adaptive tier's path when a target is set. */
+#define WRAP_READ_VIA(name, params, args, fd, call)                                        \
 	EXPORT ssize_t name params                                                         \
 	{                                                                                  \
 		ssize_t ret;                                                               \
 		if (unlikely(in_shim))                                                     \
 			return REAL(name) args;                                            \
 		shim_io_prologue();                                                        \
-		ret = REAL(name) args;                                                     \
+		ret = call;                                                                \
 		low_paths_after_read(fd, ret);                                             \
 		return ret;                                                                \
 	}
 
 #define WRAP_WRITE(name, params, args, fd, end)                                            \
+	WRAP_WRITE_VIA(name, params, args, fd, end, REAL(name) args)
+
+#define WRAP_WRITE_VIA(name, params, args, fd, end, call)                                  \
 	EXPORT ssize_t name params                                                         \
 	{                                                                                  \
 		ssize_t ret;                                                               \
 		if (unlikely(in_shim))                                                     \
 			return REAL(name) args;                                            \
 		shim_io_prologue();                                                        \
-		ret = REAL(name) args;                                                     \
+		ret = call;                                                                \
 		low_paths_after_write(fd, ret, end);                                       \
 		return ret;                                                                \
 	}
@@ -94,9 +101,11 @@ _Static_assert(sizeof(off_t) == 8, "the 64-bit aliases below assume a 64-bit off
 #define ALIAS(name, target) __typeof__(target) name __attribute__((alias(#target), visibility("default")));
 
 WRAP_READ(read, (int fd, void *buf, size_t n), (fd, buf, n), fd)
-WRAP_READ(pread, (int fd, void *buf, size_t n, off_t off), (fd, buf, n, off), fd)
-WRAP_WRITE(pwrite, (int fd, const void *buf, size_t n, off_t off), (fd, buf, n, off), fd,
-	   ret > 0 ? off + ret : -1)
+WRAP_READ_VIA(pread, (int fd, void *buf, size_t n, off_t off), (fd, buf, n, off), fd,
+	      unlikely(adaptive_on) ? adaptive_pread(fd, buf, n, off) : REAL(pread)(fd, buf, n, off))
+WRAP_WRITE_VIA(pwrite, (int fd, const void *buf, size_t n, off_t off), (fd, buf, n, off), fd,
+	       ret > 0 ? off + ret : -1,
+	       unlikely(adaptive_on) ? adaptive_pwrite(fd, buf, n, off) : REAL(pwrite)(fd, buf, n, off))
 WRAP_READ(readv, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt), fd)
 WRAP_WRITE(writev, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt), fd, -1)
 WRAP_READ(preadv, (int fd, const struct iovec *iov, int cnt, off_t off), (fd, iov, cnt, off), fd)
@@ -110,8 +119,11 @@ WRAP_OPTIONAL_RW(pwritev2, (int fd, const struct iovec *iov, int cnt, off_t off,
 		 low_paths_after_write(fd, ret, ret > 0 && off >= 0 ? off + ret : -1))
 /* _FORTIFY_SOURCE builds (all of Debian's) call these instead of read and pread. */
 WRAP_READ(__read_chk, (int fd, void *buf, size_t n, size_t buflen), (fd, buf, n, buflen), fd)
-WRAP_READ(__pread_chk, (int fd, void *buf, size_t n, off_t off, size_t buflen),
-	  (fd, buf, n, off, buflen), fd)
+/* Past the fortify check (n <= buflen; else the real one aborts), it is a pread. */
+WRAP_READ_VIA(__pread_chk, (int fd, void *buf, size_t n, off_t off, size_t buflen),
+	      (fd, buf, n, off, buflen), fd,
+	      unlikely(adaptive_on) && n <= buflen ? adaptive_pread(fd, buf, n, off)
+						   : REAL(__pread_chk)(fd, buf, n, off, buflen))
 WRAP(fsync, int, (int fd), (fd))
 WRAP(fdatasync, int, (int fd), (fd))
 WRAP_OPTIONAL(syncfs, int, (int fd), (fd))

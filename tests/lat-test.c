@@ -27,6 +27,9 @@
  *                         line naming it and exit 1.
  *   interval              --interval with --count prints exactly N reports and exits by
  *                         itself; --duration stops by itself; SIGTERM prints the final report.
+ *   coverage SCHED [drop] diskstats and the tracer agree to the request on a quiet device,
+ *                         in JSON, with no warning; with drop, the tracer is made to lose
+ *                         every 4th completion and the report says exactly how many.
  * Exits 0 pass, 1 fail, 77 skip (no root, no BTF, no loop devices; a failure under
  * IOTIER_TEST_STRICT=1).
  */
@@ -618,6 +621,104 @@ static int mode_text(void)
 		return test_fail("no row '%s' under a header", want);
 	if (!strstr(out, "distribution") || !strstr(out, "|*"))
 		return test_fail("no histogram bars with -H");
+	/* biolatency's labels: "usecs : count" and plain integer ranges, never 4.096 or 1e+04. */
+	if (!strstr(out, "usecs : count"))
+		return test_fail("the bars do not say their unit");
+	for (const char *p = strstr(out, " -> "); p; p = strstr(p + 4, " -> ")) {
+		const char *line = p;
+		unsigned long long lo, hi;
+		char c;
+
+		while (line > out && line[-1] != '\n')
+			line--;
+		if (sscanf(line, " %llu -> %llu %c", &lo, &hi, &c) != 3 || c != ':' ||
+		    hi + 1 != (lo ? 2 * lo : 2))
+			return test_fail("bar label is not an integer range: %.40s", line);
+	}
+	free(out);
+	return T_EXIT_PASS;
+}
+
+/* The "diskstats" entry of this test's device in @report, or NULL. */
+static json_t *find_diskstats(json_t *report)
+{
+	json_t *ds = json_object_get(report, "diskstats"), *d;
+	size_t i;
+
+	json_array_foreach(ds, i, d)
+		if (!strcmp(json_string_value(json_object_get(d, "device")), dev.name))
+			return d;
+	return NULL;
+}
+
+/* Reads from run_loads and direct writes from dd, on the quiet test device. */
+static int coverage_load(const struct load *loads, size_t n, unsigned writes)
+{
+	char cmd[PATH_MAX + 128];
+
+	snprintf(cmd, sizeof(cmd), "dd if=/dev/zero of=%s bs=4k count=%u oflag=direct "
+		 "status=none", dev.path, writes);
+	if (run_loads((struct load *)loads, n) || system(cmd) != 0)
+		return -1;
+	usleep(100 * 1000);
+	return 0;
+}
+
+/*
+ * coverage [drop]: the tracer's completions against the kernel's diskstats. On the quiet
+ * test device both see exactly the reads and writes done: 100%, no warning. With drop, the
+ * BPF side forgets every 4th completion (IOTIER_TEST_DROP_COMPLETIONS): the JSON says how
+ * many are missing, to the request, and the text warns in one line.
+ */
+static int mode_coverage(bool drop)
+{
+	const struct load loads[] = { { IOPRIO_CLASS_BE, 2, 40, 4096, 0, 0 },
+				      { IOPRIO_CLASS_IDLE, 0, 24, 8192, 16 << 20, 0 } };
+	const char *json[] = { "--format", "json", NULL };
+	const unsigned reads = 64, writes = 32, every = 4;
+	/* completions are numbered 0, 1, ... in order; every 4th (3, 7, ...) is forgotten */
+	const long long lost = drop ? (reads + writes) / every : 0;
+	char *out = NULL, want[256];
+	json_t *report, *d, *r, *w;
+	struct tracer t;
+
+	if (drop)
+		setenv("IOTIER_TEST_DROP_COMPLETIONS", "4", 1);
+	if (tracer_start(&t, json) < 0)
+		return test_fail("iotier lat did not start");
+	if (coverage_load(loads, 2, writes) || tracer_stop(&t, &out) != 0)
+		return test_fail("iotier lat or the load failed");
+	printf("%s", out);
+	report = last_report(out);
+	d = find_diskstats(report);
+	if (!d)
+		return test_fail("no diskstats entry for %s", dev.name);
+	r = json_object_get(d, "reads");
+	w = json_object_get(d, "writes");
+	if (geti(r, "completed") != reads || geti(w, "completed") != writes)
+		return test_fail("diskstats counted %lld reads and %lld writes, expected %u and %u",
+		     geti(r, "completed"), geti(w, "completed"), reads, writes);
+	if (geti(r, "traced") + geti(w, "traced") != reads + writes - lost ||
+	    geti(d, "missing") != lost ||
+	    geti(r, "missing") + geti(w, "missing") != lost)
+		return test_fail("traced %lld + %lld, missing %lld: expected %lld missing",
+		     geti(r, "traced"), geti(w, "traced"), geti(d, "missing"), lost);
+	if (!drop && json_real_value(json_object_get(d, "coverage")) != 1.0)
+		return test_fail("coverage is not 1 on a quiet device");
+	json_decref(report);
+	free(out);
+
+	if (tracer_start(&t, NULL) < 0)
+		return test_fail("iotier lat did not start");
+	if (coverage_load(loads, 2, writes) || tracer_stop(&t, &out) != 0)
+		return test_fail("iotier lat or the load failed");
+	printf("%s", out);
+	snprintf(want, sizeof(want), "warning: %s: traced %lld of the %u requests diskstats "
+		 "counted as completed", dev.name, reads + writes - lost, reads + writes);
+	if (drop && !strstr(out, want))
+		return test_fail("no warning '%s'", want);
+	if (!drop && strstr(out, "warning:"))
+		return test_fail("a warning on a fully traced device");
 	free(out);
 	return T_EXIT_PASS;
 }
@@ -656,6 +757,14 @@ static int mode_prom(void)
 		return test_fail("missing: %s", want);
 	snprintf(want, sizeof(want), "iotier_block_bytes_total{device=\"%s\",op=\"read\","
 		 "class=\"be\",level=\"0\"} %u\n", dev.name, 17 * 4096);
+	if (!strstr(out, want))
+		return test_fail("missing: %s", want);
+	/* Every completion traced: coverage against diskstats is whole. */
+	snprintf(want, sizeof(want), "iotier_trace_coverage_ratio{device=\"%s\"} 1\n"
+		 "# HELP iotier_trace_missing_requests", dev.name);
+	if (!strstr(out, want))
+		return test_fail("missing: %s", want);
+	snprintf(want, sizeof(want), "iotier_trace_missing_requests{device=\"%s\"} 0\n", dev.name);
 	if (!strstr(out, want))
 		return test_fail("missing: %s", want);
 	free(out);
@@ -923,6 +1032,8 @@ int main(int argc, char **argv)
 		ret = mode_text();
 	else if (!strcmp(mode, "interval"))
 		ret = mode_interval();
+	else if (!strcmp(mode, "coverage"))
+		ret = mode_coverage(argc > 4 && !strcmp(argv[4], "drop"));
 	else if (!strcmp(mode, "schema") && argc > 3)
 		ret = mode_schema(argv[3]);
 	else {

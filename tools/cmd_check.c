@@ -31,6 +31,7 @@
 #include "shim_options.h"
 #include "stalls_report.h"
 #include "stalls_session.h"
+#include "text_escape.h"
 #include "tier_classify.h"
 
 static const char check_help[] =
@@ -279,7 +280,7 @@ static pid_t start_command(char **argv, const struct check_tracers *tr,
 	if (check_trace_follow(tr->io, pid) < 0 || check_trace_attach(tr->io, msg, sizeof(msg)) < 0 ||
 	    (tr->stalls && (stalls_session_follow(tr->stalls, pid, false) < 0 ||
 			    stalls_session_attach(tr->stalls, msg, sizeof(msg)) < 0))) {
-		fprintf(stderr, "iotier check: %s\n", msg[0] ? msg : "cannot follow the command");
+		error_line("check", "%s", msg[0] ? msg : "cannot follow the command");
 		close(go[1]);
 		close(exec_err[0]);
 		waitpid(pid, NULL, 0);
@@ -290,7 +291,7 @@ static pid_t start_command(char **argv, const struct check_tracers *tr,
 		perror("iotier check: write");
 	close(go[1]);
 	if (read(exec_err[0], &err, sizeof(err)) == (ssize_t)sizeof(err)) {
-		fprintf(stderr, "iotier check: cannot run '%s': %s\n", argv[0], strerror(err));
+		error_line("check", "cannot run '%s': %s", argv[0], strerror(err));
 		close(exec_err[0]);
 		waitpid(pid, NULL, 0);
 		*status = err == ENOENT ? 127 : 126;
@@ -369,7 +370,7 @@ static int open_tracers(const struct check_args *a, struct check_tracers *tr)
 
 	if (check_trace_open(&tr->io, a->devs, a->n_devs, a->verbose, err, sizeof(err)) < 0 ||
 	    (a->wants_stalls && stalls_session_open(&tr->stalls, &so, err, sizeof(err)) < 0)) {
-		fprintf(stderr, "iotier check: %s\n", err);
+		error_line("check", "%s", err);
 		return 1;
 	}
 	return 0;
@@ -393,7 +394,7 @@ static int collect(const struct check_tracers *tr, struct config *cfg,
 		ret = stalls_report_build(stalls, &snap, seconds, cfg, traced_cmdline, tr->io);
 	stalls_snapshot_free(&snap);
 	if (ret < 0)
-		fprintf(stderr, "iotier check: reading the stall maps: %s\n", strerror(-ret));
+		error_line("check", "reading the stall maps: %s", strerror(-ret));
 	return ret < 0 ? 1 : 0;
 }
 
@@ -484,8 +485,11 @@ static int report_results(const struct check_args *a, char **cmd, int cmd_status
 		stalls_report_print_text(stalls, stdout);
 	}
 	failed = judge(a, report, baseline, stalls, outcomes);
-	if (cmd_status)
-		printf("\ncommand failed: '%s' exited with status %d\n", cmd[0], cmd_status);
+	if (cmd_status) {
+		fputs("\ncommand failed: '", stdout);
+		text_escape_fputs(cmd[0], stdout);
+		printf("' exited with status %d\n", cmd_status);
+	}
 	if (a->json) {
 		struct check_meta meta = {
 			.argv = (const char *const *)cmd,
@@ -500,7 +504,7 @@ static int report_results(const struct check_args *a, char **cmd, int cmd_status
 
 		if (check_report_write_json(report, &meta, outcomes, a->n_exprs, a->json, err,
 					    sizeof(err)) < 0) {
-			fprintf(stderr, "iotier check: %s\n", err);
+			error_line("check", "%s", err);
 			return 1;
 		}
 	}

@@ -317,7 +317,7 @@ static int lat_main(int argc, char **argv)
 	if (ret)
 		return ret < 0 ? 0 : ret;
 	if (lat_preflight(err, sizeof(err)) < 0) {
-		fprintf(stderr, "iotier lat: %s\n", err);
+		error_line("lat", "%s", err);
 		return 1;
 	}
 
@@ -328,7 +328,7 @@ static int lat_main(int argc, char **argv)
 	/* open, configure, load, attach */
 	ret = 1;
 	if (lat_session_open(&s, &a.o, err, sizeof(err)) < 0) {
-		fprintf(stderr, "iotier lat: %s\n", err);
+		error_line("lat", "%s", err);
 		goto cleanup;
 	}
 	fprintf(stderr, "Tracing block I/O latency... Hit Ctrl-C to end.\n");

@@ -85,7 +85,7 @@ static int run_main(int argc, char **argv)
 		cgroup_place_before_exec(&cfg);
 	execvp(argv[optind], argv + optind);
 	ret = errno;
-	fprintf(stderr, "iotier run: cannot run '%s': %s\n", argv[optind], strerror(ret));
+	error_line("run", "cannot run '%s': %s", argv[optind], strerror(ret));
 	return ret == ENOENT ? 127 : 126;
 }
 

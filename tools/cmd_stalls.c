@@ -177,7 +177,7 @@ static int read_and_report(struct stalls_session *s, const struct stalls_args *a
 		ret = stalls_report_build(&r, &snap, seconds, cfg, NULL, NULL);
 	stalls_snapshot_free(&snap);
 	if (ret < 0) {
-		fprintf(stderr, "iotier stalls: reading the maps: %s\n", strerror(-ret));
+		error_line("stalls", "reading the maps: %s", strerror(-ret));
 		return 1;
 	}
 	switch (a->fmt) {
@@ -194,7 +194,7 @@ static int read_and_report(struct stalls_session *s, const struct stalls_args *a
 	}
 	stalls_report_free(&r);
 	if (ret < 0)
-		fprintf(stderr, "iotier stalls: out of memory\n");
+		error_line("stalls", "out of memory");
 	return ret < 0 ? 1 : 0;
 }
 
@@ -247,7 +247,7 @@ static int stalls_main(int argc, char **argv)
 	if (!ret)
 		ret = stalls_session_attach(s, err, sizeof(err));
 	if (ret) {
-		fprintf(stderr, "iotier stalls: %s\n", err);
+		error_line("stalls", "%s", err);
 		ret = 1;
 		goto cleanup;
 	}

@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <linux/ioprio.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,9 +23,11 @@
 #include "commands.h"
 #include "rules.h"
 #include "state_table.h"
+#include "text_escape.h"
+#include "threads_report.h"
 
 static const char threads_help[] =
-	"usage: iotier threads PID\n"
+	"usage: iotier threads [--json] PID\n"
 	"\n"
 	"List the threads of PID: tid, name, the tier iotier gave each (and why: a thread\n"
 	"rule, a process rule or an explicit iotier_set_tier() call), and the I/O priority\n"
@@ -32,52 +35,99 @@ static const char threads_help[] =
 	"(blkio on cgroup v1, the unified cgroup on v2) and that cgroup's weight ('-' when it\n"
 	"has none, as the root). On v1 low threads can sit in iotier-low.PID on their own; on\n"
 	"v2 every thread of a process shares one cgroup, so the column is the same for all.\n"
+	"Names are shown with visible escapes (\\n, \\e, \\xNN, as bash's $'...'): a thread\n"
+	"chooses its own name, and it must not reach the terminal as control characters.\n"
+	"\n"
+	"options:\n"
+	"      --json     one JSON document instead of the table (docs/threads-json.md)\n"
+	"\n"
+	"exit status: 0 listed; 1 no such process; 2 bad usage; 3 the threads are listed but\n"
+	"iotier's state in the process could not be read, so whether and how iotier tagged\n"
+	"them is unknown (without root or ptrace access to the process, or a table of another\n"
+	"iotier version).\n"
 	"\n"
 	"examples:\n"
 	"  iotier threads $(pidof db_bench)\n"
 	"      check that every rocksdb:low thread is at class idle\n"
 	"  watch -n1 iotier threads $(pgrep -o postgres)\n";
 
-/* Find the shim's table in @pid's address space; returns its address or 0. */
-static uint64_t find_table(pid_t pid)
+#ifdef IOTIER_NO_JANSSON
+int threads_report_json(FILE *out, const struct threads_report *r)
+{
+	(void)out;
+	(void)r;
+	error_line("threads", "--json: this iotier was built without jansson");
+	return -1;
+}
+#endif
+
+/*
+ * Find the shim's table in @pid's address space: 0 with its address in @addr, -ENOENT when
+ * the process maps none, or -errno when its maps cannot be read (as another user: EACCES).
+ */
+static int find_table(pid_t pid, uint64_t *addr)
 {
 	char path[64], line[512];
-	uint64_t start = 0, addr;
+	int ret = -ENOENT;
 	FILE *maps;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	maps = fopen(path, "r");
 	if (!maps)
-		return 0;
+		return -errno;
 	while (fgets(line, sizeof(line), maps))
-		if (strstr(line, "/memfd:" STATE_TABLE_NAME) && sscanf(line, "%" SCNx64, &addr) == 1) {
-			start = addr;
+		if (strstr(line, "/memfd:" STATE_TABLE_NAME) && sscanf(line, "%" SCNx64, addr) == 1) {
+			ret = 0;
 			break;
 		}
+	if (ret && ferror(maps))
+		ret = -EIO;
 	fclose(maps);
-	return start;
+	return ret;
+}
+
+/* Why the state could not be read, for THREADS_UNKNOWN. */
+static const char *unreadable(int err, const char *what)
+{
+	if (err == EACCES || err == EPERM)
+		return !strcmp(what, "maps") ?
+		       "cannot tell whether iotier is loaded: permission denied reading the "
+		       "process's maps (needs root or ptrace access)" :
+		       "iotier is loaded, but cannot tell what it did: permission denied reading "
+		       "the process's memory (needs root or ptrace access)";
+	return !strcmp(what, "maps") ? "cannot tell whether iotier is loaded: cannot read the "
+				       "process's maps" :
+				       "iotier is loaded, but its table cannot be read";
 }
 
 /*
  * Read the header, then only the slots up to its high-water mark: reading untouched pages
  * of the target's table through /proc/PID/mem would make the kernel allocate them there.
+ * Sets r->state and r->why; returns the table when r->state is THREADS_ACTIVE.
  */
-static struct state_table *read_table(pid_t pid, const char **why)
+static struct state_table *read_table(struct threads_report *r)
 {
-	struct state_table *table;
-	uint64_t addr = find_table(pid);
-	size_t used;
+	struct state_table *table = NULL;
+	uint64_t addr = 0;
 	char path[64];
+	size_t used;
 	ssize_t n;
-	int fd;
+	int fd, err = find_table(r->pid, &addr);
 
-	*why = "iotier is not loaded in this process";
-	if (!addr)
+	r->state = THREADS_UNKNOWN;
+	if (err == -ENOENT) {
+		r->state = THREADS_NOT_LOADED;
+		r->why = "iotier is not loaded in this process";
 		return NULL;
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	}
+	if (err) {
+		r->why = unreadable(-err, "maps");
+		return NULL;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)r->pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		*why = "cannot read the process's memory (needs root or ptrace access)";
+		r->why = unreadable(errno, "mem");
 		return NULL;
 	}
 	table = calloc(1, sizeof(*table));
@@ -86,16 +136,19 @@ static struct state_table *read_table(pid_t pid, const char **why)
 	    table->header.version != STATE_TABLE_VERSION ||
 	    table->header.slot_size != sizeof(struct state_slot) ||
 	    table->header.slot_high > STATE_TABLE_SLOTS) {
-		*why = "the iotier table in this process has another version";
+		r->why = n < 0 ? unreadable(errno, "mem") :
+			 "cannot tell what iotier did: its table in this process has another version";
 		goto fail;
 	}
 	used = table->header.slot_high * sizeof(struct state_slot);
 	n = pread(fd, table->slots, used, (off_t)(addr + offsetof(struct state_table, slots)));
 	if (n != (ssize_t)used) {
-		*why = "cannot read the process's iotier table";
+		r->why = unreadable(n < 0 ? errno : EIO, "mem");
 		goto fail;
 	}
 	close(fd);
+	r->state = THREADS_ACTIVE;
+	r->header = table->header;
 	return table;
 fail:
 	close(fd);
@@ -131,19 +184,28 @@ static const char *reason(const struct state_slot *slot)
 	return "-";
 }
 
-static void read_comm(pid_t pid, const char *tid, char *name, size_t len)
+/*
+ * The thread's name exactly as the kernel keeps it: the comm file is the name and one
+ * newline, and the name itself may be empty or hold newlines. -1 when the thread is gone.
+ */
+static int read_comm(pid_t pid, pid_t tid, char *name, size_t len)
 {
 	char path[96];
-	FILE *f;
+	ssize_t n;
+	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%s/comm", (int)pid, tid);
-	name[0] = '\0';
-	f = fopen(path, "r");
-	if (!f)
-		return;
-	if (fgets(name, (int)len, f))
-		name[strcspn(name, "\n")] = '\0';
-	fclose(f);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, name, len - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	if (name[n - 1] == '\n')
+		n--;
+	name[n] = '\0';
+	return 0;
 }
 
 static int compare_tids(const void *a, const void *b)
@@ -151,85 +213,157 @@ static int compare_tids(const void *a, const void *b)
 	return *(const int *)a - *(const int *)b;
 }
 
-static int threads_main(int argc, char **argv)
+/* The thread ids of @pid, ascending, in @tids (freed by the caller). -errno on failure. */
+static int list_tids(pid_t pid, int **tids, size_t *count)
 {
-	struct state_table *table;
-	const char *why;
-	char *end, path[64], cls[16], name[32], tidstr[16], cgroup[PATH_MAX], wstr[16];
-	unsigned weight;
 	struct dirent *entry;
-	int *tids = NULL;
-	size_t count = 0, cap = 0;
-	long pid;
+	size_t cap = 0;
+	char path[64];
 	DIR *dir;
 
-	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		fputs(threads_help, stdout);
-		return 0;
-	}
-	if (argc != 2)
-		return usage_error("threads", "expected exactly one PID");
-	errno = 0;
-	pid = strtol(argv[1], &end, 10);
-	if (errno || *end || pid <= 0 || pid > 0x3fffffff)
-		return usage_error("threads", "'%s' is not a process id", argv[1]);
-
-	snprintf(path, sizeof(path), "/proc/%ld/task", pid);
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	dir = opendir(path);
-	if (!dir) {
-		fprintf(stderr, "iotier threads: no process %ld (%s)\n", pid, strerror(errno));
-		return 1;
-	}
+	if (!dir)
+		return -errno;
+	*tids = NULL;
+	*count = 0;
 	while ((entry = readdir(dir))) {
 		if (entry->d_name[0] < '0' || entry->d_name[0] > '9')
 			continue;
-		if (count == cap) {
-			int *grown = realloc(tids, (cap = cap ? cap * 2 : 64) * sizeof(*tids));
+		if (*count == cap) {
+			int *grown = realloc(*tids, (cap = cap ? cap * 2 : 64) * sizeof(**tids));
 
 			if (!grown) {
 				closedir(dir);
-				free(tids);
-				perror("iotier threads");
-				return 1;
+				return -ENOMEM;
 			}
-			tids = grown;
+			*tids = grown;
 		}
-		tids[count++] = atoi(entry->d_name);
+		(*tids)[(*count)++] = atoi(entry->d_name);
 	}
 	closedir(dir);
-	qsort(tids, count, sizeof(*tids), compare_tids);
+	qsort(*tids, *count, sizeof(**tids), compare_tids);
+	return 0;
+}
 
-	table = read_table((pid_t)pid, &why);
-	if (table) {
-		char low[16], high[16];
+/* Fill one row per thread still there. */
+static void fill_rows(struct threads_report *r, const struct state_table *table, const int *tids,
+		      size_t count)
+{
+	r->n = 0;
+	for (size_t i = 0; i < count; i++) {
+		struct thread_row *row = &r->rows[r->n];
+		const struct state_slot *slot = slot_for(table, tids[i]);
 
-		printf("pid %ld: iotier active, low class %s, high class %s, process tier %s\n", pid,
-		       ioprio_format(table->header.low_ioprio, low, sizeof(low)),
-		       ioprio_format(table->header.high_ioprio, high, sizeof(high)),
-		       tier_name(table->header.process_tier));
-	} else {
-		printf("pid %ld: %s\n", pid, why);
+		if (read_comm(r->pid, tids[i], row->name, sizeof(row->name)) < 0)
+			continue; /* exited while we looked */
+		row->tid = tids[i];
+		row->ioprio = (int)syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, tids[i]);
+		row->tier = table ? tier_name(slot ? slot->tier : 0) : NULL;
+		row->by = table ? reason(slot) : NULL;
+		row->cgroup_ok = cgroup_describe_task(r->pid, tids[i], row->cgroup, sizeof(row->cgroup),
+						      &row->weight) == 0;
+		if (!row->cgroup_ok)
+			row->weight = 0;
+		r->n++;
 	}
+}
+
+static void print_text(const struct threads_report *r)
+{
+	char cls[16], wstr[16], low[16], high[16];
+
+	if (r->state == THREADS_ACTIVE)
+		printf("pid %d: iotier active, low class %s, high class %s, process tier %s\n",
+		       (int)r->pid, ioprio_format(r->header.low_ioprio, low, sizeof(low)),
+		       ioprio_format(r->header.high_ioprio, high, sizeof(high)),
+		       tier_name(r->header.process_tier));
+	else
+		printf("pid %d: %s\n", (int)r->pid, r->why);
 	printf("%8s  %-16s %-5s %-9s %-7s %-6s %s\n", "TID", "NAME", "TIER", "BY", "IOPRIO",
 	       "WEIGHT", "CGROUP");
-	for (size_t i = 0; i < count; i++) {
-		const struct state_slot *slot = slot_for(table, tids[i]);
-		long prio = syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, tids[i]);
+	for (size_t i = 0; i < r->n; i++) {
+		const struct thread_row *row = &r->rows[i];
+		char name[4 * sizeof(row->name)];
 
-		snprintf(tidstr, sizeof(tidstr), "%d", tids[i]);
-		read_comm((pid_t)pid, tidstr, name, sizeof(name));
-		if (!name[0])
-			continue; /* exited while we looked */
-		if (cgroup_describe_task((pid_t)pid, tids[i], cgroup, sizeof(cgroup), &weight) < 0)
-			snprintf(cgroup, sizeof(cgroup), "?");
-		snprintf(wstr, sizeof(wstr), weight ? "%u" : "-", weight);
-		printf("%8d  %-16s %-5s %-9s %-7s %-6s %s\n", tids[i], name,
-		       table ? tier_name(slot ? slot->tier : 0) : "?", table ? reason(slot) : "-",
-		       prio < 0 ? "?" : ioprio_format((int)prio, cls, sizeof(cls)), wstr, cgroup);
+		text_escape(name, sizeof(name), row->name);
+		snprintf(wstr, sizeof(wstr), row->weight ? "%u" : "-", row->weight);
+		printf("%8d  %-16s %-5s %-9s %-7s %-6s ", (int)row->tid, name,
+		       row->tier ? row->tier : "?", row->by ? row->by : "-",
+		       row->ioprio < 0 ? "?" : ioprio_format(row->ioprio, cls, sizeof(cls)), wstr);
+		text_escape_fputs(row->cgroup_ok ? row->cgroup : "?", stdout);
+		putchar('\n');
 	}
+}
+
+/* parse: "[--json] PID" in either order; 0, -1 after --help, or an exit status. */
+static int parse_threads_args(int argc, char **argv, long *pid, bool *json)
+{
+	const char *pidarg = NULL;
+	char *end;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(threads_help, stdout);
+			return -1;
+		} else if (!strcmp(argv[i], "--json")) {
+			*json = true;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			return usage_error("threads", "unknown option '%s'", argv[i]);
+		} else if (pidarg) {
+			return usage_error("threads", "expected exactly one PID");
+		} else {
+			pidarg = argv[i];
+		}
+	}
+	if (!pidarg)
+		return usage_error("threads", "expected exactly one PID");
+	errno = 0;
+	*pid = strtol(pidarg, &end, 10);
+	if (errno || *end || *pid <= 0 || *pid > 0x3fffffff)
+		return usage_error("threads", "'%s' is not a process id", pidarg);
+	return 0;
+}
+
+static int threads_main(int argc, char **argv)
+{
+	struct threads_report r = { 0 };
+	struct state_table *table;
+	bool json = false;
+	size_t count = 0;
+	int *tids = NULL, ret;
+	long pid = 0;
+
+	ret = parse_threads_args(argc, argv, &pid, &json);
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	r.pid = (pid_t)pid;
+	ret = list_tids(r.pid, &tids, &count);
+	if (ret) {
+		error_line("threads", "no process %ld (%s)", pid, strerror(-ret));
+		return 1;
+	}
+	table = read_table(&r);
+	r.rows = calloc(count ? count : 1, sizeof(*r.rows));
+	if (!r.rows) {
+		error_line("threads", "out of memory");
+		ret = 1;
+		goto out;
+	}
+	fill_rows(&r, table, tids, count);
+	if (!json)
+		print_text(&r);
+	else if (threads_report_json(stdout, &r) < 0) {
+		error_line("threads", "cannot write the JSON document");
+		ret = 1;
+		goto out;
+	}
+	ret = r.state == THREADS_UNKNOWN ? EXIT_CANNOT_TELL : 0;
+out:
+	free(r.rows);
 	free(table);
 	free(tids);
-	return 0;
+	return ret;
 }
 
 const struct command command_threads = {

@@ -27,5 +27,9 @@ extern const struct command command_stalls;
 
 /* Print "iotier NAME: message" on stderr; returns EXIT_USAGE for `return usage_error(...)`. */
 int usage_error(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Print "iotier NAME: message" on stderr, for errors at run time. Both escape the message
+ * (text_escape.h): it may quote a bad value, which must not break the line or reach the
+ * terminal as an escape sequence. */
+void error_line(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "iotier-config.h"
+#include "text_escape.h"
 
 static const struct command *const commands[] = {
 	&command_run,
@@ -22,16 +23,33 @@ static const struct command *const commands[] = {
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
+/* "iotier NAME: message", the message escaped whole: it quotes values from outside, and one
+ * of them could end the line early or send escape sequences to the terminal. */
+static void print_message(const char *name, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "iotier %s: ", name);
+	text_escape_vfprintf(stderr, fmt, ap);
+}
+
 int usage_error(const char *name, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "iotier %s: ", name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	print_message(name, fmt, ap);
 	va_end(ap);
 	fprintf(stderr, " (see 'iotier help %s')\n", name);
 	return EXIT_USAGE;
+}
+
+void error_line(const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	print_message(name, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
 }
 
 static void print_overview(FILE *out)
@@ -52,6 +70,13 @@ static void print_overview(FILE *out)
 		"  iotier threads $(pidof db_bench)\n"
 		"\n"
 		"'iotier help COMMAND' shows a command's options and more examples.\n");
+}
+
+static void unknown_command(const char *name)
+{
+	fputs("iotier: unknown command '", stderr);
+	text_escape_fputs(name, stderr);
+	fputs("' (see 'iotier --help')\n", stderr);
 }
 
 static const struct command *find_command(const char *name)
@@ -85,7 +110,7 @@ int main(int argc, char **argv)
 		}
 		cmd = find_command(argv[2]);
 		if (!cmd) {
-			fprintf(stderr, "iotier: unknown command '%s' (see 'iotier --help')\n", argv[2]);
+			unknown_command(argv[2]);
 			return EXIT_USAGE;
 		}
 		fputs(cmd->help, stdout);
@@ -93,7 +118,7 @@ int main(int argc, char **argv)
 	}
 	cmd = find_command(argv[1]);
 	if (!cmd) {
-		fprintf(stderr, "iotier: unknown command '%s' (see 'iotier --help')\n", argv[1]);
+		unknown_command(argv[1]);
 		return EXIT_USAGE;
 	}
 	return cmd->main(argc - 1, argv + 1);

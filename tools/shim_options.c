@@ -105,7 +105,7 @@ int shim_preload_for(const char *cmd)
 	int ret = shim_locate(shim, sizeof(shim), err, sizeof(err));
 
 	if (ret < 0) {
-		fprintf(stderr, "iotier %s: %s\n", cmd, err);
+		error_line(cmd, "%s", err);
 		return ret == SHIM_BAD ? 2 : 1;
 	}
 	if (shim_preload_env(shim) < 0) {

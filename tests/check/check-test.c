@@ -16,6 +16,9 @@
  *   retitle   a forked child rewrites its command line in place (PostgreSQL's autovacuum
  *             workers) and matches a cmdline: rule: its reads are counted in tier low at
  *             idle, the parent's in default, as the shim tagged them.
+ *   coverage  every completion on the device, against the kernel's diskstats: none
+ *             missing and no warning; with the tracer made to lose every 5th, the JSON and
+ *             the warning say exactly how many.
  *   usage     malformed expressions exit 2 naming column and token, and CMD is not run.
  *   nocap     as user nobody (no capabilities): exactly one line naming CAP_BPF and
  *             CAP_PERFMON, exit 1, and CMD is not run.
@@ -440,6 +443,87 @@ static int test_buffered(void)
 	return T_EXIT_PASS;
 }
 
+static int quiesce(void)
+{
+	int fd = open(fs.mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return -1;
+	ret = syncfs(fd);
+	close(fd);
+	return ret;
+}
+
+/*
+ * coverage: every completion on the device, the workload's and ext4's own, against the
+ * kernel's diskstats: all of them on the quiet test device, none missing and no warning;
+ * with the tracer made to lose every 5th (IOTIER_TEST_DROP_COMPLETIONS), the JSON says
+ * exactly how many and the text warns in one line.
+ */
+static int test_coverage(void)
+{
+	char wfile[96], json[128], want[160];
+	const char *extra[] = { "--json", json, NULL };
+	json_t *root, *ds, *d = NULL;
+	json_int_t completed = 0, traced = 0, missing;
+	json_error_t jerr;
+	size_t i;
+
+	/* Written in place with O_DIRECT: setup() made it. */
+	snprintf(wfile, sizeof(wfile), "%s/direct.dat", fs.mnt);
+	snprintf(json, sizeof(json), "%s/coverage.json", fs.mnt);
+	for (int drop = 0; drop <= 1; drop++) {
+		int ret;
+
+		if (drop)
+			setenv("IOTIER_TEST_DROP_COMPLETIONS", "5", 1);
+		/* Nothing of ext4's in flight when tracing starts (a journal commit then would
+		 * complete untraced, rightly counted as missing): write it all back first. */
+		if (quiesce() < 0)
+			return test_fail("syncfs %s: %s", fs.mnt, strerror(errno));
+		ret = run_check("direct", wfile, WRITE_BYTES, extra);
+		if (bpf_unavailable(ret))
+			return test_skip("the BPF tracer cannot load here");
+		if (ret != 0)
+			return test_fail("exit %d, want 0", ret);
+		root = json_load_file(json, 0, &jerr);
+		ds = root ? json_object_get(root, "diskstats") : NULL;
+		json_array_foreach(ds, i, d)
+			if (!strcmp(json_string_value(json_object_get(d, "device")), fs.dev.name))
+				break;
+		if (!d || i == json_array_size(ds))
+			return test_fail("no diskstats entry for %s in %s", fs.dev.name, json);
+		{
+			char *text = json_dumps(d, JSON_COMPACT);
+
+			printf("diskstats: %s\n", text ? text : "?");
+			free(text);
+		}
+		completed = jint(d, "reads/completed") + jint(d, "writes/completed");
+		traced = jint(d, "reads/traced") + jint(d, "writes/traced");
+		missing = jint(d, "missing");
+		json_decref(root);
+		if (completed < READS)
+			return test_fail("diskstats counted %lld completions, fewer than the %d reads",
+			     (long long)completed, READS);
+		if (missing != completed - traced)
+			return test_fail("missing %lld, but %lld completed and %lld traced", (long long)missing,
+			     (long long)completed, (long long)traced);
+		/* numbered 0, 1, ...: every 5th (4, 9, ...) is left out */
+		if (missing != (drop ? completed / 5 : 0))
+			return test_fail("%lld of %lld missing, want %lld", (long long)missing,
+			     (long long)completed, (long long)(drop ? completed / 5 : 0));
+		snprintf(want, sizeof(want), "warning: %s: traced %lld of the %lld requests",
+			 fs.dev.name, (long long)traced, (long long)completed);
+		if (drop && !strstr(out, want))
+			return test_fail("no coverage warning '%s'", want);
+		if (!drop && strstr(out, "diskstats counted"))
+			return test_fail("a coverage warning on a quiet device");
+	}
+	unsetenv("IOTIER_TEST_DROP_COMPLETIONS");
+	return T_EXIT_PASS;
+}
+
 static int test_usage(void)
 {
 	static const struct { const char *expr, *want; } cases[] = {
@@ -517,7 +601,7 @@ int main(int argc, char **argv)
 	int ret;
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: check-test IOTIER WORKLOAD direct|buffered|retitle|usage|nocap\n");
+		fprintf(stderr, "usage: check-test IOTIER WORKLOAD direct|buffered|retitle|coverage|usage|nocap\n");
 		return T_EXIT_FAIL;
 	}
 	iotier = argv[1];
@@ -535,5 +619,7 @@ int main(int argc, char **argv)
 		return test_buffered();
 	if (!strcmp(argv[3], "retitle"))
 		return test_retitle();
+	if (!strcmp(argv[3], "coverage"))
+		return test_coverage();
 	return test_fail("unknown mode '%s'", argv[3]);
 }

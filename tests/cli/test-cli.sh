@@ -102,6 +102,16 @@ expect_usage_error "IOTIER_WRITEBACK: bad size '100': 0 (off) or at least 4096" 
 expect_usage_error "IOTIER_DROP_BEHIND: bad glob list '*.log,': empty glob at offset 6" run --drop-behind '*.log' --drop-behind '' -- "${touch_cmd[@]}"
 expect_usage_error "IOTIER_LOW_RATE: bad size '10 M'" run --low-rate '10 M' -- "${touch_cmd[@]}"
 expect_usage_error "option '--low-rate' needs a value" run --low-rate
+# The adaptive target and floor (docs/adaptive.md), from a flag and from the environment.
+expect_usage_error "IOTIER_TARGET: bad target 'read.p98<=2x': unknown percentile 'p98'" run --target 'read.p98<=2x' -- "${touch_cmd[@]}"
+expect_usage_error "IOTIER_TARGET: bad target 'read.p99<=2': bad unit in '2'" run --target 'read.p99<=2' -- "${touch_cmd[@]}"
+expect_usage_error "IOTIER_TARGET: bad target 'read.p99<=1x': factor '1x' is outside" run --target 'read.p99<=1x' -- "${touch_cmd[@]}"
+IOTIER_TARGET='write.p99<=2ms' expect_usage_error "unknown metric 'write.p99'" run -- "${touch_cmd[@]}"
+expect_usage_error "IOTIER_LOW_MIN_RATE: bad size '8Q'" run --low-min-rate 8Q -- "${touch_cmd[@]}"
+out=$("$iotier" run --target 'read.p99<=1.5ms' --low-min-rate 8M -- env)
+for want in 'IOTIER_TARGET=read.p99<=1.5ms' IOTIER_LOW_MIN_RATE=8M; do
+  grep -qxF -- "$want" <<< "$out" || { echo "FAIL: run does not pass $want"; fail=1; }
+done
 out=$("$iotier" run --writeback 2M --writeback-strict --drop-behind '*.log' --drop-behind '*/wal/*' --low-rate 20M -- env)
 for want in IOTIER_WRITEBACK=2M IOTIER_WRITEBACK_STRICT=1 'IOTIER_DROP_BEHIND=*.log,*/wal/*' IOTIER_LOW_RATE=20M; do
   grep -qxF -- "$want" <<< "$out" || { echo "FAIL: run does not pass $want"; fail=1; }

@@ -342,6 +342,7 @@ static int scenario_errno(void)
 	errno = 4242;
 	n = pread(scratch_fd, buf, 4, 0);
 	EXPECT(n == 4 && errno == 4242, "re-tagging read: %zd errno %d", n, errno);
+	EXPECT(pwrite(-1, "x", 1, 0) == -1 && errno == EBADF, "low pwrite(-1) errno %d", errno);
 	EXPECT(write(-1, "x", 1) == -1 && errno == EBADF, "write(-1) errno %d", errno);
 	EXPECT(fsync(-1) == -1 && errno == EBADF, "fsync(-1) errno %d", errno);
 	EXPECT(posix_fallocate(-1, 0, 1) == EBADF, "posix_fallocate(-1) returns an errno value");
@@ -461,6 +462,12 @@ static int scenario_bad_config(const char *self)
 	EXPECT(ret == 0 && count_lines(err) == 1 && strstr(err, "'be:9'"),
 	       "bad class: exit %d, stderr: %s", ret, err);
 	unsetenv("IOTIER_LOW_CLASS");
+
+	setenv("IOTIER_TARGET", "read.p99<=2", 1);
+	ret = run_capturing_stderr(self, "untouched", err, sizeof(err));
+	EXPECT(ret == 0 && count_lines(err) == 1 && strstr(err, "IOTIER_TARGET: bad target "
+	       "'read.p99<=2': bad unit in '2'"), "bad target: exit %d, stderr: %s", ret, err);
+	unsetenv("IOTIER_TARGET");
 
 	setenv("IOTIER_CONFIG", "/nonexistent/iotier.conf", 1);
 	ret = run_capturing_stderr(self, "untouched", err, sizeof(err));

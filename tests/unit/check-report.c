@@ -245,6 +245,39 @@ START_TEST(test_json_not_utf8)
 }
 END_TEST
 
+/*
+ * The text report shows the names threads chose with visible escapes: a newline would forge
+ * a row, an escape sequence would reach the terminal (issue 16, item 9).
+ */
+START_TEST(test_text_escapes_names)
+{
+	struct iotrack_key k = { .dev = 7 << 20, .tgid = 300, .tid = 303, .ioprio = IOPRIO(2, 4),
+				 .op = OP_READ, .cause = CAUSE_SUBMIT };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	memset(st, 0, sizeof(*st));
+	memcpy(k.comm, "\x1b[2J\nforged", sizeof("\x1b[2J\nforged"));
+	memcpy(k.pcomm, "p\x9b" "1m\xff", 6);
+	st->count = 1;
+	st->bytes = 4096;
+	ck_assert_int_eq(check_report_add(r, TIER_LOW, &k, st, false), 0);
+	f = open_memstream(&text, &len);
+	ck_assert_ptr_nonnull(f);
+	check_report_print(r, f);
+	fclose(f);
+	ck_assert_msg(strstr(text, "\\e[2J\\nforged"), "%s", text);
+	ck_assert_msg(strstr(text, "p\\x9b1m\\xff"), "%s", text);
+	for (size_t i = 0; i < len; i++)
+		ck_assert_msg((unsigned char)text[i] >= 0x20 && text[i] != 0x7f ?
+			      (unsigned char)text[i] < 0x80 : text[i] == '\n',
+			      "raw byte 0x%02x at %zu", (unsigned char)text[i], i);
+	ck_assert_ptr_null(strstr(text, "\nforged"));
+	free(text);
+}
+END_TEST
+
 static Suite *report_suite(void)
 {
 	Suite *s = suite_create("check_report");
@@ -260,6 +293,7 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, test_json_round_trip);
 	tcase_add_test(tc, test_json_errors);
 	tcase_add_test(tc, test_json_not_utf8);
+	tcase_add_test(tc, test_text_escapes_names);
 	suite_add_tcase(s, tc);
 	return s;
 }

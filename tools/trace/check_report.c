@@ -14,6 +14,8 @@
 
 #include "json_text.h"
 #include "lat_session.h" /* lat_percentile, lat_sum */
+#include "lat_report.h" /* the coverage lines, as `lat` prints them */
+#include "text_escape.h"
 #include "rules.h"       /* ioprio_class_names */
 #include "stalls_report.h"
 
@@ -290,7 +292,7 @@ void check_report_print(const struct check_report *r, FILE *out)
 
 static void print_rows(const struct check_report *r, struct check_row *rows, FILE *out)
 {
-	char b1[32], b2[32];
+	char b1[32], b2[32], comm[4 * IOTRACK_COMM_LEN + 1], pcomm[4 * IOTRACK_COMM_LEN + 1];
 
 	memcpy(rows, r->rows, r->n_rows * sizeof(*rows));
 	qsort(rows, r->n_rows, sizeof(*rows), row_by_bytes);
@@ -301,9 +303,11 @@ static void print_rows(const struct check_report *r, struct check_row *rows, FIL
 		const struct check_row *w = &rows[i];
 
 		fmt_bytes(w->bytes, b1, sizeof(b1));
+		/* Names are the threads' own choice: shown escaped, never raw (text_escape.h). */
+		text_escape(comm, sizeof(comm), w->comm);
+		text_escape(pcomm, sizeof(pcomm), w->tgid ? w->pcomm : "-");
 		fprintf(out, "  %-13s %7u %7u %-16s %-16s %-9s %-6s %-6s %8llu %10s%s\n",
-			expect_tier_name(w->tier), w->tgid, w->tid, w->comm,
-			w->tgid ? w->pcomm : "-", expect_cause_name(w->cause),
+			expect_tier_name(w->tier), w->tgid, w->tid, comm, pcomm, expect_cause_name(w->cause),
 			expect_op_name(w->op), check_ioprio_name(w->ioprio, b2, sizeof(b2)),
 			(unsigned long long)w->count, b1, w->leak ? "  LEAK" : "");
 	}
@@ -327,6 +331,10 @@ static void print_warnings(const struct check_report *r, FILE *out)
 			(unsigned long long)r->counters[IOTRACK_LOST_STATS],
 			(unsigned long long)r->counters[IOTRACK_LOST_DIRTY],
 			(unsigned long long)r->counters[IOTRACK_LOST_EVENTS]);
+	if (r->ncov) {
+		fputc('\n', out);
+		lat_coverage_text(out, r->cov, r->ncov);
+	}
 	if (r->counters[IOTRACK_FOREIGN_BYTES]) {
 		fmt_bytes(r->counters[IOTRACK_FOREIGN_BYTES], b1, sizeof(b1));
 		fprintf(out, "note: %s on the traced devices came from processes outside the "
@@ -520,6 +528,8 @@ static json_t *check_json(const struct check_report *r, const struct check_meta 
 	bad |= json_object_set_new(root, "tiers", report_json(r));
 	bad |= json_object_set_new(root, "threads", rows_json(r));
 	bad |= json_object_set_new(root, "counters", counters);
+	bad |= json_object_set_new(root, "diskstats", lat_coverage_json(r->has_coverage, r->cov,
+									 r->ncov));
 	bad |= json_object_set_new(root, "expectations", exps);
 	if (bad) {
 		json_decref(root);

@@ -15,6 +15,7 @@
 
 #include "expect.h"
 #include "iotrack.h"
+#include "lat_session.h" /* struct lat_coverage */
 
 #define CHECK_CLASSES 4 /* IOPRIO_CLASS_NONE, RT, BE, IDLE */
 
@@ -46,6 +47,10 @@ struct check_report {
 	struct check_row *rows;
 	size_t n_rows, rows_cap;
 	uint64_t counters[IOTRACK_NR_COUNTERS];
+	/* Every completion on the traced devices, the command's or not, against diskstats. */
+	bool has_coverage;
+	size_t ncov;
+	struct lat_coverage cov[LAT_MAX_COVERAGE];
 };
 
 struct check_report *check_report_new(void);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "bpf_print.h"
+#include "diskstats.h"
 #include "iotitle.h"
 #include "iotitle.skel.h"
 #include "iotrack.skel.h"
@@ -34,7 +35,56 @@ struct check_trace {
 	struct ring_buffer *rb;
 	struct proc *procs;
 	size_t n_procs, cap_procs;
+	/* diskstats of the traced devices when tracing started */
+	size_t ncov;
+	uint32_t cov_devs[LAT_MAX_COVERAGE];
+	struct diskstats cov_base[LAT_MAX_COVERAGE];
 };
+
+/* The traced devices (-d, or every disk and partition) and their diskstats now. */
+static void coverage_start(struct check_trace *t)
+{
+	size_t n = 0;
+
+	if (t->skel->rodata->blk_ndevs)
+		for (unsigned i = 0; i < t->skel->rodata->blk_ndevs; i++)
+			t->cov_devs[n++] = t->skel->rodata->blk_devs[i];
+	else
+		n = diskstats_devices(true, t->cov_devs, LAT_MAX_COVERAGE);
+	t->ncov = 0;
+	for (size_t i = 0; i < n; i++)
+		if (diskstats_read(t->cov_devs[i], &t->cov_base[t->ncov]) == 0)
+			t->cov_devs[t->ncov++] = t->cov_devs[i];
+}
+
+/* What diskstats counted since coverage_start() against what the tracer saw complete. */
+static void coverage_collect(struct check_trace *t, struct check_report *r)
+{
+	int fd = bpf_map__fd(t->skel->maps.completions);
+
+	r->has_coverage = true;
+	r->ncov = 0;
+	for (size_t i = 0; i < t->ncov; i++) {
+		struct lat_coverage *c = &r->cov[r->ncov];
+		struct diskstats now, delta;
+
+		if (diskstats_read(t->cov_devs[i], &now) < 0)
+			continue;
+		diskstats_delta(&t->cov_base[i], &now, &delta);
+		*c = (struct lat_coverage){ .dev = t->cov_devs[i],
+			.compared = 1u << DISKSTATS_READ | 1u << DISKSTATS_WRITE |
+				    1u << DISKSTATS_DISCARD };
+		for (int op = 0; op < DISKSTATS_NR_OPS; op++) {
+			struct iotrack_dev_op k = { .dev = c->dev, .op = (__u32)op };
+			__u64 v = 0;
+
+			c->kernel[op] = delta.completed[op];
+			if (bpf_map_lookup_elem(fd, &k, &v) == 0)
+				c->traced[op] = v;
+		}
+		r->ncov++;
+	}
+}
 
 static struct proc *proc_find(struct check_trace *t, uint32_t tgid)
 {
@@ -223,6 +273,7 @@ int check_trace_open(struct check_trace **out, const uint32_t *devs, unsigned n_
 	t->skel->rodata->blk_ndevs = n_devs;
 	for (unsigned i = 0; i < n_devs; i++)
 		t->skel->rodata->blk_devs[i] = devs[i];
+	t->skel->rodata->test_drop_every = diskstats_test_drop_every();
 	/* where the submitter is known: block_io_start, or block_getrq before 6.5 */
 	t->skel->rodata->blk_start_at = (__u32)start;
 	bpf_program__set_autoload(t->skel->progs.iotrack_io_start, start == BLK_START_IO_START);
@@ -270,6 +321,8 @@ int check_trace_attach(struct check_trace *t, char *err, size_t errlen)
 
 	if (!ret)
 		ret = iotrack__attach(t->skel);
+	if (!ret)
+		coverage_start(t);
 	if (ret)
 		snprintf(err, errlen, "cannot attach the BPF programs: %s", strerror(-ret));
 	return ret;
@@ -294,6 +347,7 @@ int check_trace_collect(struct check_trace *t, check_classify_fn classify, void 
 
 	if (!st)
 		return -ENOMEM;
+	coverage_collect(t, r);
 	/* Late events (an exec just before exit) must be in before the rules are applied. */
 	ring_buffer__consume(t->rb);
 	while (bpf_map_get_next_key(stats_fd, prev, &next) == 0) {

@@ -4,52 +4,16 @@
  */
 #include "json_text.h"
 
+#include "text_escape.h" /* utf8_seq_len(), the one UTF-8 decoder */
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/*
- * The length of the valid UTF-8 sequence at @s (at most @left bytes), or 0 when the
- * byte there starts none (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF).
- */
-static size_t utf8_seq(const unsigned char *s, size_t left)
-{
-	unsigned char lo = 0x80, hi = 0xbf;
-	size_t n;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	if (n > left)
-		return 0;
-	/* The second byte's range is what rules out overlong forms, surrogates and > U+10FFFF. */
-	if (s[0] == 0xe0)
-		lo = 0xa0;
-	else if (s[0] == 0xed)
-		hi = 0x9f;
-	else if (s[0] == 0xf0)
-		lo = 0x90;
-	else if (s[0] == 0xf4)
-		hi = 0x8f;
-	if (s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < n; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
-	return n;
-}
-
 int json_text_is_utf8(const char *s, size_t len)
 {
 	for (size_t i = 0, n; i < len; i += n) {
-		n = utf8_seq((const unsigned char *)s + i, len - i);
+		n = utf8_seq_len((const unsigned char *)s + i, len - i);
 		if (!n)
 			return 0;
 	}
@@ -66,7 +30,7 @@ static json_t *lossy_string(const char *s, size_t len)
 	if (!out)
 		return NULL;
 	for (size_t i = 0, n; i < len; i += n) {
-		n = utf8_seq((const unsigned char *)s + i, len - i);
+		n = utf8_seq_len((const unsigned char *)s + i, len - i);
 		if (n) {
 			memcpy(out + o, s + i, n);
 			o += n;

@@ -9,6 +9,7 @@
 
 #include "blkdev.h"
 #include "json_text.h"
+#include "text_escape.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -37,42 +38,68 @@ static void prio_label(const struct lat_row *row, char *buf, size_t len)
 		snprintf(buf, len, "%s:%d", lat_class_name(row->ioclass), row->level);
 }
 
-static void print_bars(FILE *out, const struct iolat_lat *l)
+/*
+ * The unit of one histogram's bars, chosen by its largest latency so that labels stay short
+ * integers: nsecs below 1 us, usecs below 10 s (labels up to 8388608 -> 16777215), msecs
+ * beyond.
+ */
+static void bars_unit(const struct iolat_lat *l, const char **name, __u64 *ns)
 {
-	/* One line per power of two, as biolatency prints, from the fine buckets. */
-	__u64 lines[HIST_NR_BUCKETS / HIST_SUB + 2] = { 0 }, top = 0;
-	int first = -1, last = -1, nlines = 0;
-
-	for (__u32 i = 0; i < HIST_NR_BUCKETS; i++) {
-		int line = (int)(i / HIST_SUB);
-
-		lines[line] += l->slots[i];
-		if (line + 1 > nlines)
-			nlines = line + 1;
+	if (l->max_ns < 1000) {
+		*name = "nsecs";
+		*ns = 1;
+	} else if (l->max_ns < 10ull * 1000 * 1000 * 1000) {
+		*name = "usecs";
+		*ns = 1000;
+	} else {
+		*name = "msecs";
+		*ns = 1000 * 1000;
 	}
-	for (int i = 0; i < nlines; i++) {
-		if (lines[i] && first < 0)
-			first = i;
-		if (lines[i])
-			last = i;
-		if (lines[i] > top)
-			top = lines[i];
+}
+
+/* The bar line of a latency of @v units: 0 holds 0 and 1, line k holds 2^k .. 2^(k+1)-1. */
+static int bar_line(__u64 v)
+{
+	return v < 2 ? 0 : (int)hist_msb(v);
+}
+
+/*
+ * Bars as biolatency prints them: one line per power of two of the unit, labelled with plain
+ * integer ranges. The fine buckets are binary fractions of nanoseconds, so a bucket that
+ * straddles a line's edge is counted on the line holding its midpoint: a line may hold
+ * requests up to half a fine bucket (1/32 of an octave, about 3%) beyond its label, the same
+ * accuracy as the percentiles.
+ */
+void lat_print_bars(FILE *out, const struct iolat_lat *l)
+{
+	__u64 lines[64] = { 0 }, top = 0, unit;
+	int first = -1, last = -1;
+	const char *unit_name;
+
+	bars_unit(l, &unit_name, &unit);
+	for (__u32 b = 0; b < HIST_NR_BUCKETS; b++) {
+		__u64 mid = b >= HIST_OVERFLOW ? hist_bucket_low(b) :
+			    hist_bucket_low(b) + (hist_bucket_high(b) - hist_bucket_low(b)) / 2;
+		int line = bar_line(mid / unit);
+
+		if (!l->slots[b])
+			continue;
+		lines[line] += l->slots[b];
+		first = first < 0 || line < first ? line : first;
+		last = line > last ? line : last;
 	}
 	if (first < 0)
 		return;
-	fprintf(out, "    %21s : %-10s distribution\n", "usecs", "count");
+	for (int i = first; i <= last; i++)
+		top = lines[i] > top ? lines[i] : top;
+	fprintf(out, "    %21s : %-10s distribution\n", unit_name, "count");
 	for (int i = first; i <= last; i++) {
-		__u32 b = (__u32)i * HIST_SUB;
+		__u64 lo = i ? 1ull << i : 0, hi = (2ull << i) - 1;
 		int stars = top ? (int)(lines[i] * 40 / top) : 0;
-		char range[40], bar[41];
+		char range[48], bar[41];
 
-		/* Octaves start at 1.024 us * 2^k: print their true bounds, not rounded powers. */
-		if (b >= HIST_OVERFLOW)
-			snprintf(range, sizeof(range), "%.4g -> inf", (double)hist_bucket_low(b) / 1e3);
-		else
-			snprintf(range, sizeof(range), "%.4g -> %.4g", (double)hist_bucket_low(b) / 1e3,
-				 (double)hist_bucket_low(b + HIST_SUB > HIST_OVERFLOW ? HIST_OVERFLOW :
-							 b + HIST_SUB) / 1e3);
+		snprintf(range, sizeof(range), "%llu -> %llu", (unsigned long long)lo,
+			 (unsigned long long)hi);
 		memset(bar, '*', (size_t)stars);
 		bar[stars] = '\0';
 		fprintf(out, "    %21s : %-10llu |%-40s|\n", range, (unsigned long long)lines[i], bar);
@@ -81,7 +108,7 @@ static void print_bars(FILE *out, const struct iolat_lat *l)
 
 void lat_report_text(FILE *out, const struct lat_snapshot *snap, const struct lat_report_opts *o)
 {
-	char when[32], dev[32], prio[16];
+	char when[32], dev[32], shown[4 * sizeof(dev)], prio[16];
 	struct tm tm;
 	time_t t = snap->end.tv_sec;
 
@@ -92,7 +119,9 @@ void lat_report_text(FILE *out, const struct lat_snapshot *snap, const struct la
 		o->stage == LAT_STAGE_DEVICE ? "issue->complete" : "queue->complete",
 		(unsigned long long)snap->inflight, (unsigned long long)snap->drops);
 	if (!snap->nrows) {
-		fprintf(out, "  (no requests completed)\n\n");
+		fprintf(out, "  (no requests completed)\n");
+		lat_coverage_text(out, snap->cov, snap->ncov);
+		fputc('\n', out);
 		return;
 	}
 	fprintf(out, "%-10s %-7s %-7s %9s %10s %9s %9s %9s %9s %9s\n", "DEVICE", "OP", "PRIO",
@@ -102,15 +131,17 @@ void lat_report_text(FILE *out, const struct lat_snapshot *snap, const struct la
 		const struct iolat_lat *l = lat_row_lat(row, o->stage);
 
 		blkdev_name(row->dev, dev, sizeof(dev));
+		text_escape(shown, sizeof(shown), dev);
 		prio_label(row, prio, sizeof(prio));
-		fprintf(out, "%-10s %-7s %-7s %9llu %10llu", dev, lat_op_name(row->op), prio,
+		fprintf(out, "%-10s %-7s %-7s %9llu %10llu", shown, lat_op_name(row->op), prio,
 			(unsigned long long)row->count, (unsigned long long)(row->bytes / 1024));
 		for (size_t p = 0; p < NPCTS; p++)
 			fprintf(out, " %9.1f", (double)lat_percentile(l, pcts[p]) / 1000.0);
 		fprintf(out, " %9.1f\n", (double)l->max_ns / 1000.0);
 		if (o->histogram)
-			print_bars(out, l);
+			lat_print_bars(out, l);
 	}
+	lat_coverage_text(out, snap->cov, snap->ncov);
 	fputc('\n', out);
 }
 
@@ -202,7 +233,7 @@ static json_t *snapshot_json(const struct lat_snapshot *snap, const struct lat_r
 {
 	static const char *const keys[] = { "schema", "start", "end", "interval_s", "latency",
 		"attach", "hist_layout", "inflight", "inflight_max", "drops", "hist_drops",
-		"requeues", "merges", "rows" };
+		"requeues", "merges", "rows", "diskstats" };
 	char start[40], end[40];
 	json_t *rows = json_array(), *root = json_object();
 
@@ -222,9 +253,10 @@ static json_t *snapshot_json(const struct lat_snapshot *snap, const struct lat_r
 			json_string(snap->attach ? snap->attach : "none"), JINT(HIST_LAYOUT_VERSION),
 			JINT(snap->inflight), JINT(snap->inflight_max), JINT(snap->drops),
 			JINT(snap->hist_drops), JINT(snap->requeues), JINT(snap->merges), rows,
+			lat_coverage_json(snap->has_coverage, snap->cov, snap->ncov),
 		};
 
-		if (set_all(root, keys, values, 14)) {
+		if (set_all(root, keys, values, 15)) {
 			json_decref(root);
 			return NULL;
 		}
@@ -318,5 +350,6 @@ void lat_report_prom(FILE *out, const struct lat_snapshot *snap, const struct la
 		"# TYPE iotier_tracer_dropped_requests_total counter\n"
 		"iotier_tracer_dropped_requests_total %llu\n",
 		(unsigned long long)snap->inflight, (unsigned long long)(snap->drops + snap->hist_drops));
+	lat_coverage_prom(out, snap);
 	fflush(out);
 }

@@ -8,6 +8,7 @@
 #define IOTIER_LAT_REPORT_H
 
 #include <stdbool.h>
+#include <jansson.h>
 #include <stdio.h>
 
 #include "lat_session.h"
@@ -26,10 +27,20 @@ struct lat_report_opts {
 /* The latency distribution a report shows for @row. */
 const struct iolat_lat *lat_row_lat(const struct lat_row *row, enum lat_stage stage);
 
+/* The -H bars of one distribution, in a unit chosen for it (exposed for the unit tests). */
+void lat_print_bars(FILE *out, const struct iolat_lat *l);
+
 void lat_report_text(FILE *out, const struct lat_snapshot *snap, const struct lat_report_opts *o);
 /* One JSON object on one line per call. */
 void lat_report_json(FILE *out, const struct lat_snapshot *snap, const struct lat_report_opts *o);
 /* A complete exposition; pass a cumulative snapshot, Prometheus counters never go down. */
 void lat_report_prom(FILE *out, const struct lat_snapshot *snap, const struct lat_report_opts *o);
+
+/* Coverage against diskstats (lat_coverage_report.c), shared by `lat` and `check`: a warning
+ * line per device whose counts differ; the "diskstats" value of a JSON report (null without
+ * coverage, NULL when out of memory); the Prometheus gauges. */
+void lat_coverage_text(FILE *out, const struct lat_coverage *cov, size_t n);
+json_t *lat_coverage_json(bool has_coverage, const struct lat_coverage *cov, size_t n);
+void lat_coverage_prom(FILE *out, const struct lat_snapshot *snap);
 
 #endif

@@ -42,9 +42,63 @@ struct lat_session {
 	bool btf_mode;
 	struct timespec last;
 	struct iolat_hist *percpu;    /* lookup buffer: one value per possible CPU */
+	/* diskstats of the traced devices at the start of the current window */
+	bool coverage;
+	__u32 cov_compared;
+	size_t ncov;
+	__u32 cov_devs[LAT_MAX_COVERAGE];
+	struct diskstats cov_base[LAT_MAX_COVERAGE];
 	struct ring_buffer *spills;   /* completions without a histogram (iolat.bpf.c) */
 	struct lat_snapshot *filling; /* the snapshot spilled completions go to */
 };
+
+/*
+ * Take the diskstats the first window starts from. Only a tracer that counts every request
+ * of its devices can be held to diskstats: not with a --pid or --cgroup filter.
+ */
+static void coverage_start(struct lat_session *s, const struct lat_options *o)
+{
+	__u32 mask = o->op_mask ? o->op_mask : (1u << IOLAT_NR_OPS) - 1;
+	size_t n = 0;
+
+	s->coverage = !o->filter_tgid && !o->cgroup;
+	if (!s->coverage)
+		return;
+	if (mask & (1u << IOLAT_OP_READ))
+		s->cov_compared |= 1u << DISKSTATS_READ;
+	if (mask & (1u << IOLAT_OP_WRITE))
+		s->cov_compared |= 1u << DISKSTATS_WRITE;
+	if (mask & (1u << IOLAT_OP_DISCARD))
+		s->cov_compared |= 1u << DISKSTATS_DISCARD;
+	if (o->ndevs)
+		for (unsigned i = 0; i < o->ndevs && n < LAT_MAX_COVERAGE; i++)
+			s->cov_devs[n++] = o->devs[i];
+	else
+		n = diskstats_devices(false, s->cov_devs, LAT_MAX_COVERAGE);
+	for (size_t i = 0; i < n; i++)
+		if (diskstats_read(s->cov_devs[i], &s->cov_base[s->ncov]) == 0)
+			s->cov_devs[s->ncov++] = s->cov_devs[i];
+}
+
+/* End the window: the completions diskstats counted in it, per device, into @snap. */
+static void coverage_window(struct lat_session *s, struct lat_snapshot *snap)
+{
+	snap->has_coverage = s->coverage;
+	snap->ncov = 0;
+	for (size_t i = 0; i < s->ncov; i++) {
+		struct lat_coverage *c = &snap->cov[snap->ncov];
+		struct diskstats now, delta;
+
+		if (diskstats_read(s->cov_devs[i], &now) < 0)
+			continue; /* the device went away */
+		diskstats_delta(&s->cov_base[i], &now, &delta);
+		s->cov_base[i] = now;
+		*c = (struct lat_coverage){ .dev = s->cov_devs[i], .compared = s->cov_compared };
+		for (int op = 0; op < DISKSTATS_NR_OPS; op++)
+			c->kernel[op] = delta.completed[op];
+		snap->ncov++;
+	}
+}
 
 static void set_err(char *err, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -207,6 +261,7 @@ static int setup(struct lat_session *s, const struct lat_options *o, const struc
 	attribute = o->filter_tgid || o->cgroup;
 	skel->rodata->blk_start_at = attribute ? (__u32)pr->blk_start : BLK_START_FIRST_SEEN;
 	skel->rodata->complete_has_nr_bytes = pr->complete_nr_bytes;
+	skel->rodata->test_drop_every = diskstats_test_drop_every();
 	bpf_map__set_max_entries(skel->maps.inflight,
 				 o->inflight_max ? o->inflight_max : IOLAT_DEFAULT_INFLIGHT);
 	/* Test hook: a tiny histogram map makes completions spill, as a dry allocator does. */
@@ -330,6 +385,7 @@ int lat_session_open(struct lat_session **out, const struct lat_options *o, char
 		return ret;
 	}
 	clock_gettime(CLOCK_REALTIME, &s->last);
+	coverage_start(s, o);
 	*out = s;
 	return 0;
 }
@@ -375,6 +431,9 @@ int lat_session_read(struct lat_session *s, struct lat_snapshot *snap, bool fina
 	snap->nrows = 0;
 	old = __atomic_load_n(&s->skel->bss->epoch, __ATOMIC_RELAXED) & 1;
 	__atomic_store_n(&s->skel->bss->epoch, old ^ 1, __ATOMIC_SEQ_CST);
+	/* The tracer counts a completion a few microseconds before diskstats does: read them
+	 * right at the flip, so that a window's two counts end as close together as can be. */
+	coverage_window(s, snap);
 	/* A handler that read the old epoch just before the flip finishes within microseconds;
 	 * give it ample time before its histogram is summed and deleted. */
 	if (!final)
@@ -439,6 +498,7 @@ int lat_session_read(struct lat_session *s, struct lat_snapshot *snap, bool fina
 	clock_gettime(CLOCK_REALTIME, &snap->end);
 	s->last = snap->end;
 	lat_snapshot_sort(snap);
+	lat_coverage_count(snap);
 out:
 	free(keys);
 	return ret;

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <time.h>
 
+#include "diskstats.h"
 #include "iolat.h"
 
 enum lat_attach {
@@ -51,6 +52,21 @@ struct lat_row {
 	struct iolat_lat d2c;
 };
 
+/* Devices whose completions are checked against diskstats at most (more are not checked). */
+#define LAT_MAX_COVERAGE 128
+
+/*
+ * One device's completions in a window, as the kernel's diskstats count them and as the
+ * tracer counted them (diskstats.h says which columns match which op). Only the ops in
+ * @compared are checked: the ones traced (--op) among reads, writes and discards.
+ */
+struct lat_coverage {
+	__u32 dev;
+	__u32 compared;                   /* 1 << DISKSTATS_* */
+	__u64 kernel[DISKSTATS_NR_OPS];
+	__u64 traced[DISKSTATS_NR_OPS];
+};
+
 struct lat_snapshot {
 	struct timespec start, end;   /* CLOCK_REALTIME bounds of the interval */
 	size_t nrows, cap;
@@ -64,6 +80,11 @@ struct lat_snapshot {
 	__u64 inflight;               /* requests in the in-flight map */
 	__u32 inflight_max;
 	const char *attach;           /* "tp_btf" or "raw_tp" */
+	/* Coverage: set when the tracer counts every request of its devices (no --pid or
+	 * --cgroup), one entry per traced device whose diskstats could be read. */
+	bool has_coverage;
+	size_t ncov;
+	struct lat_coverage cov[LAT_MAX_COVERAGE];
 };
 
 struct lat_session;
@@ -100,6 +121,13 @@ struct lat_row *lat_snapshot_row(struct lat_snapshot *snap, __u32 dev, __u32 op,
 				 int level);
 /* Add @src's rows and counters into @dst (for cumulative reports). Returns 0 or -ENOMEM. */
 int lat_snapshot_merge(struct lat_snapshot *dst, const struct lat_snapshot *src);
+/* Fill each coverage entry's traced counts from the rows (before any by-class merge). */
+void lat_coverage_count(struct lat_snapshot *snap);
+/* Add @src's coverage into @dst's, device by device. */
+void lat_coverage_merge(struct lat_snapshot *dst, const struct lat_snapshot *src);
+/* Completions diskstats counted and the tracer did not, over the compared ops (negative
+ * when the tracer counted more), and the totals of both. */
+long long lat_coverage_missing(const struct lat_coverage *c, __u64 *kernel, __u64 *traced);
 /* Merge levels: one row per device, op and class, with level -1. Returns 0 or -ENOMEM. */
 int lat_snapshot_by_class(struct lat_snapshot *snap);
 /* Sort rows by device, op, class, level. */

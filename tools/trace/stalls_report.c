@@ -13,6 +13,7 @@
 #include "json_text.h"
 #include "lat_session.h" /* lat_percentile, lat_sum */
 #include "rules.h"       /* ioprio_class_name */
+#include "text_escape.h"
 #include "tier_classify.h"
 
 static const char *proc_cmdline(uint32_t tgid, char *buf, size_t len, void *ctx)
@@ -88,22 +89,6 @@ static void class_text(uint16_t ioprio, char *buf, size_t len)
 		snprintf(buf, len, "%s", name ? name : "?");
 }
 
-/* A thread name for a terminal: bytes that are not printable ASCII as \xNN. */
-static void printable(const char *s, char *buf, size_t len)
-{
-	size_t o = 0;
-
-	for (; *s && o + 5 < len; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c >= 0x20 && c < 0x7f && c != '\\')
-			buf[o++] = (char)c;
-		else
-			o += (size_t)snprintf(buf + o, len - o, "\\x%02x", c);
-	}
-	buf[o] = '\0';
-}
-
 static void fmt(enum expect_dim dim, double v, char *buf, size_t len)
 {
 	struct expect_value x = { .v = v };
@@ -135,7 +120,7 @@ static void print_row(const struct stalls_report *r, size_t i, FILE *out)
 	const struct stalls_row *row = &r->snap.rows[i];
 	char thread[80], cls[16], total[24], p50[24], p99[24], max[24];
 
-	printable(row->thread, thread, sizeof(thread));
+	text_escape(thread, sizeof(thread), row->thread);
 	class_text(row->ioprio, cls, sizeof(cls));
 	fmt(DIM_TIME, (double)row->lat.sum_ns, total, sizeof(total));
 	fmt(DIM_TIME, (double)lat_percentile(&row->lat, 50), p50, sizeof(p50));
@@ -168,7 +153,7 @@ void stalls_report_print_text(const struct stalls_report *r, FILE *out)
 
 		if (r->tiers[i] != TIER_HIGH || row->cause != STALL_DIRTY_THROTTLE)
 			continue;
-		printable(row->thread, thread, sizeof(thread));
+		text_escape(thread, sizeof(thread), row->thread);
 		fmt(DIM_TIME, (double)row->lat.sum_ns, total, sizeof(total));
 		fprintf(out, "high thread %s (%u/%u) throttled %llu times for %s while %s\n",
 			thread, row->tgid, row->tid, (unsigned long long)row->lat.count, total,

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * adaptive_region.h: the adaptive tier's shared state, one MAP_SHARED memfd mapping
+ * ("iotier-adaptive") that a process tree inherits by fork: the low gate, the controller,
+ * and the current window's measurements. Any thread of any process in the tree adds its
+ * high reads to the window; whichever first finds the window's deadline passed runs the
+ * controller (a try-lock, never a wait) and sizes the gate. A cap carries a lease, so if
+ * the steps stop (every process that drove them gone, or its stepper killed mid-step) the
+ * low tier is released rather than held forever.
+ */
+#ifndef IOTIER_ADAPTIVE_REGION_H
+#define IOTIER_ADAPTIVE_REGION_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "adaptive.h"
+#include "low_gate.h"
+
+#define ADAPTIVE_REGION_NAME "iotier-adaptive" /* /proc/PID/maps shows /memfd:NAME */
+#define ADAPTIVE_LEASE_NS 1000000000ull        /* a cap lapses 1 s after the last step */
+
+struct adaptive_region {
+	struct low_gate gate;
+	_Atomic uint64_t stepper;      /* pid << 32 | tid running the controller; 0: none */
+	_Atomic uint32_t chunk;        /* the controller's chunk, for split_io */
+	_Atomic uint64_t deadline_ns;  /* the controller's deadline, read without the lock */
+	_Atomic uint64_t splits;       /* low I/Os cut into pieces, ever */
+	_Atomic uint64_t level_changes;
+	_Atomic uint32_t hist[HIST_NR_BUCKETS]; /* the high tier's reads this window */
+	/* Guarded by stepper. */
+	uint64_t seen_waits, seen_bytes, seen_splits;
+	struct adaptive_window window; /* the step's scratch: too large for a caller's stack */
+	struct adaptive ctl;
+};
+
+/* Map and start a region for @t at @now_ns; NULL with errno. */
+struct adaptive_region *adaptive_region_create(const struct adaptive_params *p,
+					       const struct adaptive_target *t, uint64_t now_ns);
+void adaptive_region_destroy(struct adaptive_region *r);
+
+/* A high-tier read took @ns. Lock-free: one atomic add. */
+static inline void adaptive_region_note_read(struct adaptive_region *r, uint64_t ns)
+{
+	atomic_fetch_add_explicit(&r->hist[hist_bucket(ns)], 1, memory_order_relaxed);
+}
+
+/* Has the window ended by @now_ns? One relaxed load: callers ask before anything else. */
+static inline bool adaptive_region_due(struct adaptive_region *r, uint64_t now_ns)
+{
+	return now_ns >= atomic_load_explicit(&r->deadline_ns, memory_order_relaxed);
+}
+
+/*
+ * Run the controller if its window ended by @now_ns and nobody else is: returns 1 when
+ * this call stepped, 0 otherwise. @pid and @tid identify the caller for the try-lock; a
+ * stepper that died inside a step (its window over by more than STEPPER_STALE_NS) has its
+ * lock taken over.
+ */
+int adaptive_region_maybe_step(struct adaptive_region *r, uint64_t now_ns, pid_t pid, pid_t tid);
+
+#define STEPPER_STALE_NS 1000000000ull
+
+#endif

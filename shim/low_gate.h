@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * low_gate.h: the cross-process gate every low-tier I/O passes, sized by the adaptive
+ * controller (its cap: how many low I/Os may be on the device at once, 0 = held). It lives
+ * in one shared mapping, inherited by fork, so one cap governs a whole process tree
+ * (PostgreSQL's autovacuum workers). Waiting is a futex on that mapping. It cannot wedge:
+ * a waiter wakes every wait slice (LOW_GATE_WAIT_SLICE_NS) to take back the slots of holders that died,
+ * a cap whose lease ran out (the controller stopped updating it) counts as no cap, and a
+ * thread that already holds a slot (a signal handler's I/O inside an I/O) passes through.
+ * High-tier threads never call it.
+ */
+#ifndef IOTIER_LOW_GATE_H
+#define IOTIER_LOW_GATE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define LOW_GATE_HOLDERS 64                 /* the largest finite cap */
+#define LOW_GATE_UNLIMITED UINT32_MAX       /* no cap: the gate is a load and a branch */
+#define LOW_GATE_WAIT_SLICE_NS 50000000ull  /* 50 ms between checks for dead holders */
+
+struct low_gate {
+	_Atomic uint32_t seq;      /* the futex word: bumped by every release and cap change */
+	_Atomic uint32_t waiters;  /* threads in futex_wait, so a release knows to wake */
+	_Atomic uint32_t cap;      /* 0..LOW_GATE_HOLDERS, or LOW_GATE_UNLIMITED */
+	_Atomic uint32_t inflight; /* admitted and not yet released */
+	_Atomic uint64_t lease_ns; /* CLOCK_MONOTONIC end of the cap's validity; 0 = forever */
+	_Atomic uint64_t waits;    /* admissions that had to wait: the controller's demand signal */
+	_Atomic uint64_t bytes;    /* bytes the low tier reported done */
+	_Atomic uint64_t reclaimed; /* slots taken back from dead holders */
+	_Atomic uint64_t wait_slice_ns; /* LOW_GATE_WAIT_SLICE_NS; tests lengthen it to prove
+					   that a wake-up, not the slice, releases a waiter */
+	/* Who holds each slot: pid << 32 | tid, 0 when free. Guarded by CAS, not a lock. */
+	_Atomic uint64_t holders[LOW_GATE_HOLDERS];
+};
+
+/* A shared anonymous mapping (a memfd, so /proc/PID/maps names it); NULL with errno. */
+struct low_gate *low_gate_create(void);
+void low_gate_destroy(struct low_gate *g);
+
+/* Make zeroed shared memory at @g a gate with no cap (for a gate inside a larger mapping). */
+void low_gate_init(struct low_gate *g);
+
+/* A zeroed MAP_SHARED memfd mapping of @size bytes named @name; NULL with errno. */
+void *shared_map_create(const char *name, size_t size);
+
+/* The controller's side: set the cap, valid until @lease_ns (0: forever), and wake waiters. */
+void low_gate_set_cap(struct low_gate *g, uint32_t cap, uint64_t lease_ns);
+
+/*
+ * Before a low I/O: wait until it may go. Returns the ticket to hand to low_gate_exit (0 for
+ * an admission that holds no slot). @pid and @tid name the caller, to find dead holders.
+ * Never fails and keeps errno.
+ */
+uint32_t low_gate_enter(struct low_gate *g, pid_t pid, pid_t tid);
+
+/* After it: release @ticket and count @bytes done (a failed I/O reports 0). Keeps errno. */
+void low_gate_exit(struct low_gate *g, uint32_t ticket, uint64_t bytes);
+
+/* Take back the slots of holders that no longer exist (a reaped process, an ended thread). */
+unsigned low_gate_reclaim_dead(struct low_gate *g);
+
+/* Is the thread @id (pid << 32 | tid) gone? A zombie is not. errno is kept. */
+bool low_gate_holder_dead(uint64_t id);
+
+#endif

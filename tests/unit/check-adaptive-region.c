@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: MIT
+/*
+ * check-adaptive-region.c: unit tests of the adaptive tier's shared state: reads noted in
+ * a forked child count in the parent's window, whichever process steps sizes the one gate
+ * for both, a step happens once per window (a try-lock, never a wait), the low tier's
+ * bytes and waits reach the controller, and every cap carries its lease.
+ */
+#include <check.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "adaptive_region.h"
+#include "check_main.h"
+
+#define MS 1000000ull
+#define SLOW (5 * MS) /* over the 1 ms target */
+
+static struct adaptive_region *r;
+static uint64_t t0;
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void setup(void)
+{
+	struct adaptive_params p;
+	struct adaptive_target t;
+	char err[128];
+
+	adaptive_params_default(&p);
+	ck_assert_int_eq(adaptive_target_parse("read.p99<=1ms", &t, err, sizeof(err)), 0);
+	t0 = monotonic_ns();
+	r = adaptive_region_create(&p, &t, t0);
+	ck_assert_ptr_nonnull(r);
+}
+
+static void teardown(void)
+{
+	adaptive_region_destroy(r);
+}
+
+static pid_t self_tid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+static int step_at(uint64_t now)
+{
+	return adaptive_region_maybe_step(r, now, getpid(), self_tid());
+}
+
+static void note_reads(uint64_t ns, int n)
+{
+	for (int i = 0; i < n; i++)
+		adaptive_region_note_read(r, ns);
+}
+
+/* In a child: note @n reads of @ns, step at the deadline if @step, exit 0 when it did. */
+static void in_child(uint64_t ns, int n, bool step)
+{
+	pid_t child = fork();
+	int status;
+
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		note_reads(ns, n);
+		_exit(step && !adaptive_region_maybe_step(r, atomic_load(&r->deadline_ns),
+							 getpid(), self_tid()) ? 1 : 0);
+	}
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+}
+
+START_TEST(test_shared_across_fork)
+{
+	uint64_t deadline = atomic_load(&r->deadline_ns);
+
+	ck_assert_uint_eq(atomic_load(&r->gate.cap), LOW_GATE_UNLIMITED);
+	in_child(SLOW, 300, false); /* the child's reads ... */
+	ck_assert_int_eq(step_at(deadline), 1);
+	ck_assert_uint_eq(r->ctl.level, ADAPTIVE_LEVEL_FULL - 1); /* ... are the parent's miss */
+	ck_assert_uint_eq(atomic_load(&r->gate.cap), 16);
+	ck_assert_uint_eq(atomic_load(&r->chunk), 1u << 20);
+	ck_assert_uint_eq(atomic_load(&r->gate.lease_ns), deadline + ADAPTIVE_LEASE_NS);
+	in_child(SLOW, 300, true); /* and a child's step sizes the parent's gate */
+	ck_assert_uint_eq(r->ctl.level, ADAPTIVE_LEVEL_FULL - 2);
+	ck_assert_uint_eq(atomic_load(&r->gate.cap), 8);
+	ck_assert_uint_eq(atomic_load(&r->level_changes), 2);
+	for (uint32_t i = 0; i < HIST_NR_BUCKETS; i++)
+		ck_assert_uint_eq(atomic_load(&r->hist[i]), 0); /* each window starts empty */
+}
+END_TEST
+
+START_TEST(test_one_step_per_window)
+{
+	uint64_t deadline = atomic_load(&r->deadline_ns);
+
+	note_reads(SLOW, 300);
+	ck_assert_int_eq(step_at(deadline - 1), 0);
+	atomic_store(&r->stepper, (uint64_t)getpid() << 32 | 12345); /* someone is stepping */
+	ck_assert_int_eq(step_at(deadline), 0);
+	atomic_store(&r->stepper, 0);
+	ck_assert_uint_eq(r->ctl.windows, 0);
+	ck_assert_int_eq(step_at(deadline), 1);
+	ck_assert_int_eq(step_at(deadline), 0); /* done */
+	ck_assert_uint_eq(r->ctl.windows, 1);
+	ck_assert_uint_eq(atomic_load(&r->stepper), 0);
+}
+END_TEST
+
+/* A stepper that died inside a step: its lock is taken over once its window is long over. */
+START_TEST(test_dead_stepper_taken_over)
+{
+	uint64_t deadline = atomic_load(&r->deadline_ns);
+	pid_t child = fork();
+	int status;
+
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		atomic_store(&r->stepper, (uint64_t)getpid() << 32 | (uint32_t)self_tid());
+		_exit(0); /* killed in the middle of a step */
+	}
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	ck_assert_int_eq(step_at(deadline), 0); /* maybe just slow: wait */
+	ck_assert_int_eq(step_at(deadline + STEPPER_STALE_NS - 1), 0);
+	ck_assert_int_eq(step_at(deadline + STEPPER_STALE_NS), 1); /* gone: taken over */
+	ck_assert_uint_eq(atomic_load(&r->stepper), 0);
+	/* A live holder keeps it however late it is. */
+	atomic_store(&r->stepper, (uint64_t)getpid() << 32 | (uint32_t)self_tid());
+	ck_assert_int_eq(step_at(atomic_load(&r->deadline_ns) + 10 * STEPPER_STALE_NS), 0);
+}
+END_TEST
+
+/* What the low tier did through the gate is the controller's rate and demand. */
+START_TEST(test_low_counters_reach_controller)
+{
+	uint64_t deadline = atomic_load(&r->deadline_ns);
+	uint32_t ticket;
+
+	low_gate_set_cap(&r->gate, 0, monotonic_ns() - 1); /* an expired lease: passes */
+	ticket = low_gate_enter(&r->gate, getpid(), self_tid());
+	low_gate_exit(&r->gate, ticket, 10u << 20);
+	atomic_fetch_add(&r->splits, 3);
+	note_reads(100000, 300);
+	ck_assert_int_eq(step_at(deadline), 1);
+	/* 10 MiB in the 100 ms window. */
+	ck_assert_uint_eq(r->ctl.rate, (10ull << 20) * 10);
+	ck_assert_uint_eq(r->window.low_bytes, 10u << 20);
+	ck_assert_uint_eq(r->window.low_limited, 3); /* split, and none waited */
+	ck_assert_uint_eq(r->ctl.level, ADAPTIVE_LEVEL_FULL);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("adaptive-region");
+	TCase *tc = tcase_create("region");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_shared_across_fork);
+	tcase_add_test(tc, test_one_step_per_window);
+	tcase_add_test(tc, test_low_counters_reach_controller);
+	tcase_add_test(tc, test_dead_stepper_taken_over);
+	suite_add_tcase(s, tc);
+	return check_run_suite(s);
+}

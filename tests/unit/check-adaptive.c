@@ -1,0 +1,404 @@
+// SPDX-License-Identifier: MIT
+/*
+ * check-adaptive.c: unit tests of the adaptive controller (shim/adaptive.c). Two kinds: a
+ * simulated device (sim_device.c) for the behaviour a user sees (the cap engages under
+ * contention, the target holds in steady state, everything is released when the reader
+ * stops, the floor is kept), and hand-made windows for the exact rules (the ladder, the
+ * hysteresis, the debt guard, the baseline's median). Simulated time: deterministic, fast.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "adaptive.h"
+#include "sim_device.h"
+#include "check_main.h"
+
+#define MS 1000000ull
+#define SEC 1000000000ull
+
+static struct adaptive c;
+static struct adaptive_params params;
+static struct sim_device dev;
+static struct sim_stats st;
+static uint64_t now;
+
+static void setup(void)
+{
+	adaptive_params_default(&params);
+	sim_device_default(&dev);
+	dev.noise_permille = 1; /* one read in a thousand hit by an outside 5 ms spike */
+	dev.noise_ns = 5 * MS;
+	now = 0;
+}
+
+static void start(const char *target)
+{
+	struct adaptive_target t;
+	char err[256];
+
+	ck_assert_msg(adaptive_target_parse(target, &t, err, sizeof(err)) == 0, "%s", err);
+	adaptive_init(&c, &params, &t, now);
+}
+
+static void run_until(uint64_t until)
+{
+	sim_run(&dev, &c, &now, until, c.target_ns ? c.target_ns : UINT64_MAX, &st);
+}
+
+static uint64_t low_rate(const struct sim_stats *s)
+{
+	return s->ns ? s->low_bytes * SEC / s->ns : 0;
+}
+
+START_TEST(test_ladder)
+{
+	uint32_t cap, chunk, prev_bytes = 0;
+
+	adaptive_level_limits(0, &cap, &chunk);
+	ck_assert_uint_eq(cap, 0);
+	adaptive_level_limits(1, &cap, &chunk);
+	ck_assert_uint_eq(cap, 1);
+	ck_assert_uint_eq(chunk, 16 << 10);
+	adaptive_level_limits(ADAPTIVE_LEVEL_CHUNKS, &cap, &chunk);
+	ck_assert_uint_eq(cap, 1);
+	ck_assert_uint_eq(chunk, 1 << 20);
+	adaptive_level_limits(ADAPTIVE_LEVEL_FULL - 1, &cap, &chunk);
+	ck_assert_uint_eq(cap, 16);
+	adaptive_level_limits(ADAPTIVE_LEVEL_FULL, &cap, &chunk);
+	ck_assert_uint_eq(cap, ADAPTIVE_UNLIMITED);
+	ck_assert_uint_eq(chunk, ADAPTIVE_UNLIMITED);
+	/* Every step between held and full doubles the bytes in flight. */
+	for (uint32_t level = 1; level < ADAPTIVE_LEVEL_FULL; level++) {
+		adaptive_level_limits(level, &cap, &chunk);
+		if (prev_bytes)
+			ck_assert_uint_eq(cap * (chunk >> 10), 2 * prev_bytes);
+		prev_bytes = cap * (chunk >> 10);
+	}
+}
+END_TEST
+
+/* The rig's reader alone has a P99 near 400 us; 1 MiB background writes make it ~10x. */
+START_TEST(test_engages_under_contention)
+{
+	start("read.p99<=2x");
+	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL);
+	run_until(6 * SEC);
+	ck_assert_uint_ge(c.baseline_ns, 350000);
+	ck_assert_uint_le(c.baseline_ns, 450000);
+	ck_assert_uint_eq(c.target_ns, c.baseline_ns * 2);
+	ck_assert_uint_ge(c.misses, 5);
+	ck_assert_uint_eq(c.cap, 1);
+	ck_assert_uint_le(c.chunk, 128 << 10);
+	ck_assert_uint_ge(c.chunk, 32 << 10);
+}
+END_TEST
+
+START_TEST(test_meets_target_in_steady_state)
+{
+	start("read.p99<=2x");
+	run_until(6 * SEC);
+	run_until(66 * SEC);
+	/* The P99 over a minute: at most 1% of the reads over the target. */
+	ck_assert_uint_gt(st.reads, 60000);
+	ck_assert_uint_le(st.reads_over * 100, st.reads);
+	/* ... while the low tier keeps moving: never held outside probes, a fair share. */
+	ck_assert_uint_ge(st.min_level, 1);
+	ck_assert_uint_eq(st.held_ns_run, 0);
+	ck_assert_uint_ge(low_rate(&st) * 100, sim_untagged_rate(&dev) * 15);
+	/* Three quick probes at the start, then one every 30 s; 300 ms each. */
+	ck_assert_uint_ge(c.probes, 4);
+	ck_assert_uint_ge(c.valid_probes, 4);
+	ck_assert_uint_le(c.held_ns, c.probes * 310 * MS);
+}
+END_TEST
+
+START_TEST(test_releases_when_reader_stops)
+{
+	start("read.p99<=2x");
+	run_until(6 * SEC);
+	ck_assert_uint_lt(c.level, ADAPTIVE_LEVEL_FULL);
+	dev.reader_on = false;
+	run_until(7 * SEC);
+	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL);
+	ck_assert_uint_eq(c.cap, ADAPTIVE_UNLIMITED);
+	run_until(10 * SEC);
+	ck_assert_uint_ge(low_rate(&st) * 1000, sim_untagged_rate(&dev) * 999);
+	/* The reader is back: the first miss returns to where it did fine, not one step. */
+	dev.reader_on = true;
+	run_until(10 * SEC + 500 * MS);
+	ck_assert_uint_le(c.chunk, 128 << 10);
+	ck_assert_uint_eq(c.cap, 1);
+}
+END_TEST
+
+/*
+ * A floor above what the target allows: the floor wins, the low tier keeps its rate. Set
+ * once the controller has settled below it, so it must climb back, not merely stop cutting.
+ */
+START_TEST(test_floor_is_kept)
+{
+	start("read.p99<=2x");
+	run_until(6 * SEC);
+	run_until(8 * SEC);
+	ck_assert_uint_lt(low_rate(&st), 100ull << 20);
+	params.floor_rate = c.p.floor_rate = 100ull << 20;
+	run_until(10 * SEC);
+	run_until(40 * SEC);
+	ck_assert_uint_gt(c.floor_lifts, 0);
+	ck_assert_uint_eq(st.held_ns_run, 0);
+	ck_assert_uint_ge(low_rate(&st), params.floor_rate);
+	ck_assert_uint_le(st.windows_under_floor * 10, st.windows_run);
+}
+END_TEST
+
+/*
+ * One read in 200 hit by an outside 5 ms spike: as many as the low tier is allowed to
+ * cause. The probes see them with the low tier held, and they are not blamed on it.
+ */
+START_TEST(test_outside_noise_not_blamed)
+{
+	dev.noise_permille = 5;
+	start("read.p99<=2x");
+	run_until(6 * SEC);
+	run_until(66 * SEC);
+	ck_assert_uint_ge(c.alone_permille, 2);
+	ck_assert_uint_le(c.alone_permille, 9);
+	ck_assert_uint_le(st.held_ns_run * 100, st.ns * 15);
+	ck_assert_uint_le(st.reads_over * 1000, st.reads * 15); /* the 1% and the noise */
+}
+END_TEST
+
+/* An unreachable target holds the low tier, except above a floor. */
+START_TEST(test_held_without_floor_never_with)
+{
+	start("read.p99<=10us");
+	run_until(10 * SEC);
+	ck_assert_uint_eq(c.level, 0);
+	ck_assert_uint_eq(c.cap, 0);
+	ck_assert_uint_gt(c.held_ns, 5 * SEC);
+
+	params.floor_rate = 1 << 20;
+	now = 0;
+	start("read.p99<=10us");
+	run_until(10 * SEC);
+	ck_assert_uint_ge(st.min_level, 1);
+	ck_assert_uint_eq(c.held_ns, 0);
+	ck_assert_uint_ge(low_rate(&st), params.floor_rate);
+}
+END_TEST
+
+/* Hand-made windows: @reads reads at @lat_ns each, closed at the controller's deadline. */
+static void feed(uint64_t lat_ns, uint32_t reads, bool debt)
+{
+	static struct adaptive_window w;
+
+	memset(&w, 0, sizeof(w));
+	w.hist[hist_bucket(lat_ns)] = reads;
+	w.low_limited = 1;
+	w.debt = debt;
+	now = c.deadline_ns;
+	adaptive_step(&c, now, &w);
+}
+
+#define GOOD 100000 /* 100 us against a 1 ms target */
+#define BAD 5000000 /* 5 ms */
+
+/* @n missed windows in a row under a 1 ms target, from full: n steps down, to 0 at most. */
+static void start_and_miss(int n)
+{
+	start("read.p99<=1ms");
+	for (int i = 0; i < n; i++)
+		feed(BAD, 300, false);
+	ck_assert_uint_eq(c.level, n < ADAPTIVE_LEVEL_FULL ? ADAPTIVE_LEVEL_FULL - (uint32_t)n : 0);
+}
+
+static unsigned windows_to_climb(void)
+{
+	uint32_t level = c.level;
+	unsigned n = 0;
+
+	while (c.level == level && n < 1000) {
+		feed(GOOD, 300, false);
+		n++;
+	}
+	ck_assert_uint_eq(c.level, level + 1);
+	return n;
+}
+
+START_TEST(test_cut_and_hysteresis)
+{
+	start("read.p99<=1ms");
+	ck_assert_uint_eq(c.deadline_ns - c.window_start_ns, 100 * MS);
+	feed(BAD, 300, false);
+	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL - 1);
+	ck_assert_uint_eq(c.miss_permille, 1000);
+	feed(BAD, 300, false);
+	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL - 2);
+	/* Back to the level that missed last: 4 x 4 windows; past it, the normal 4. */
+	ck_assert_uint_eq(windows_to_climb(), 16);
+	ck_assert_uint_eq(windows_to_climb(), 4);
+	/* Missing again at the same level doubles the wait each time. */
+	feed(BAD, 300, false);
+	ck_assert_uint_eq(windows_to_climb(), 16);
+	feed(BAD, 300, false);
+	ck_assert_uint_eq(windows_to_climb(), 32);
+	/* One stray slow read in a good streak does not stop the climb. */
+	feed(BAD, 300, false);
+	for (int i = 0; i < 63; i++)
+		feed(GOOD, 300, false);
+	feed(BAD, 1, false); /* 1 of 301: under the 1% a miss needs */
+	feed(GOOD, 299, false);
+	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL);
+}
+END_TEST
+
+START_TEST(test_min_samples_and_window)
+{
+	start("read.p99<=10ms");
+	ck_assert_uint_eq(c.deadline_ns - c.window_start_ns, 160 * MS); /* 16 x target */
+	feed(BAD * 4, 10, false); /* too few reads for a P99: wait for more */
+	ck_assert_uint_eq(c.windows, 0);
+	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL);
+	feed(BAD * 4, 190, false); /* 200 in all: judged, a miss */
+	ck_assert_uint_eq(c.windows, 1);
+	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL - 1);
+}
+END_TEST
+
+START_TEST(test_idle_release_and_resume)
+{
+	start_and_miss(7);
+	feed(0, 0, false);
+	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL - 7);
+	feed(0, 0, false);
+	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL);
+	feed(BAD, 300, false);
+	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL - 7);
+}
+END_TEST
+
+START_TEST(test_debt_relaxes)
+{
+	start_and_miss(20);
+	for (int i = 1; i <= 3; i++) {
+		feed(BAD, 300, true);
+		ck_assert_uint_eq(c.level, (uint32_t)i);
+	}
+	ck_assert_uint_eq(c.debt_lifts, 3);
+}
+END_TEST
+
+/* Run windows until the controller starts a probe; then feed the probe @probe_ns reads. */
+static void probe_with(uint64_t probe_ns)
+{
+	for (int i = 0; i < 1000 && c.phase == PHASE_RUN; i++)
+		feed(600000, 300, false);
+	ck_assert_int_eq(c.phase, PHASE_PROBE_DRAIN);
+	ck_assert_uint_eq(c.cap, 0);
+	feed(3 * MS, 50, false); /* still behind the low tier's last I/O: ignored */
+	ck_assert_int_eq(c.phase, PHASE_PROBE_MEASURE);
+	feed(probe_ns, 500, false);
+	ck_assert_int_eq(c.phase, PHASE_RUN);
+}
+
+static void assert_baseline_near(uint64_t ns)
+{
+	ck_assert_uint_ge(c.baseline_ns, ns - ns / 16);
+	ck_assert_uint_le(c.baseline_ns, ns + ns / 16);
+	ck_assert_uint_eq(c.target_ns, c.baseline_ns * 2);
+}
+
+START_TEST(test_baseline_survives_noise)
+{
+	start("read.p99<=2x");
+	ck_assert_uint_eq(c.target_ns, 0);
+	probe_with(400000);
+	assert_baseline_near(400000);
+	ck_assert_uint_ne(c.cap, 0);
+	probe_with(4 * MS); /* an outside load during the probe */
+	assert_baseline_near(400000);
+	ck_assert_uint_eq(c.alone_permille, 0); /* its slow reads are not counted either */
+	probe_with(400000);
+	assert_baseline_near(400000);
+	probe_with(100000); /* a lucky probe */
+	assert_baseline_near(400000);
+	probe_with(8 * MS);
+	assert_baseline_near(400000);
+	ck_assert_uint_eq(c.probes, 5);
+	/* A lasting change moves it once it is most of the recent probes. */
+	probe_with(800000);
+	probe_with(800000);
+	assert_baseline_near(800000);
+}
+END_TEST
+
+START_TEST(test_probe_needs_reads)
+{
+	start("read.p99<=2x");
+	feed(600000, 300, false);
+	ck_assert_int_eq(c.phase, PHASE_PROBE_DRAIN);
+	feed(0, 0, false);
+	for (int i = 0; i < 8 && c.phase == PHASE_PROBE_MEASURE; i++)
+		feed(400000, 2, false); /* a reader this slow cannot give a baseline */
+	ck_assert_int_eq(c.phase, PHASE_RUN);
+	ck_assert_uint_eq(c.baseline_ns, 0);
+	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL);
+	ck_assert_uint_eq(c.next_probe_ns, now + params.probe_retry_ns);
+	/* A slow reader, 20 reads per window: the probe waits for enough of them. */
+	while (c.phase == PHASE_RUN)
+		feed(600000, 300, false);
+	feed(0, 0, false);
+	while (c.phase == PHASE_PROBE_MEASURE)
+		feed(400000, 20, false);
+	assert_baseline_near(400000);
+	ck_assert_uint_le(c.held_ns, params.probe_drain_ns + 4 * params.probe_measure_ns +
+			  params.probe_drain_ns + 4 * params.probe_measure_ns);
+}
+END_TEST
+
+START_TEST(test_hist_helpers)
+{
+	static uint32_t hist[HIST_NR_BUCKETS];
+	uint32_t b = hist_bucket(1000000);
+
+	hist[hist_bucket(100000)] = 98;
+	hist[b] = 2;
+	ck_assert_uint_eq(adaptive_hist_count(hist), 100);
+	ck_assert_uint_eq(adaptive_hist_over(hist, 2000000), 0);
+	ck_assert_uint_eq(adaptive_hist_over(hist, 500000), 2);
+	ck_assert_uint_eq(adaptive_hist_over(hist, hist_bucket_low(b)), 1); /* in proportion */
+	ck_assert_uint_le(adaptive_hist_percentile(hist, 980), 107000);
+	ck_assert_uint_ge(adaptive_hist_percentile(hist, 990), hist_bucket_low(b));
+	ck_assert_uint_lt(adaptive_hist_percentile(hist, 990), hist_bucket_high(b));
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("adaptive");
+	TCase *sim = tcase_create("simulated-device");
+	TCase *rules = tcase_create("rules");
+
+	tcase_add_checked_fixture(sim, setup, NULL);
+	tcase_set_timeout(sim, 60);
+	tcase_add_test(sim, test_engages_under_contention);
+	tcase_add_test(sim, test_meets_target_in_steady_state);
+	tcase_add_test(sim, test_releases_when_reader_stops);
+	tcase_add_test(sim, test_floor_is_kept);
+	tcase_add_test(sim, test_held_without_floor_never_with);
+	tcase_add_test(sim, test_outside_noise_not_blamed);
+	suite_add_tcase(s, sim);
+
+	tcase_add_checked_fixture(rules, setup, NULL);
+	tcase_add_test(rules, test_ladder);
+	tcase_add_test(rules, test_cut_and_hysteresis);
+	tcase_add_test(rules, test_min_samples_and_window);
+	tcase_add_test(rules, test_idle_release_and_resume);
+	tcase_add_test(rules, test_debt_relaxes);
+	tcase_add_test(rules, test_baseline_survives_noise);
+	tcase_add_test(rules, test_probe_needs_reads);
+	tcase_add_test(rules, test_hist_helpers);
+	suite_add_tcase(s, rules);
+	return check_run_suite(s);
+}

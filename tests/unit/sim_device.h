@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sim_device.h: a model disk to drive the adaptive controller in unit tests, on simulated
+ * time and a seeded generator, so every run is the same run. One FIFO channel: a high read
+ * takes base + jitter and waits behind the low I/Os in flight (min(cap, low threads) of
+ * them, the first partly done), each taking setup + its size / bandwidth. The low tier moves
+ * what the device served while the reader waited, or everything when the reader is off.
+ */
+#ifndef IOTIER_SIM_DEVICE_H
+#define IOTIER_SIM_DEVICE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "adaptive.h"
+
+struct sim_device {
+	uint64_t base_ns, jitter_ns;   /* a read alone: base + uniform [0, jitter) */
+	uint64_t setup_ns, ns_per_kib; /* a low I/O: setup + size / bandwidth */
+	uint32_t low_threads;          /* low threads issuing back to back; 0: none */
+	uint64_t low_request;          /* bytes per low request before splitting */
+	uint32_t noise_permille;       /* reads hit by an outside spike ... */
+	uint64_t noise_ns;             /* ... of this much */
+	uint64_t disturb_ns;           /* added to every read (an outside load), 0 normally */
+	bool reader_on;
+	uint64_t rng;
+};
+
+/* What happened over one sim_run, to assert on. */
+struct sim_stats {
+	uint64_t reads, reads_over;    /* reads, and reads over the bound given to sim_run */
+	uint64_t low_bytes, ns;        /* low bytes moved and time, outside probes */
+	uint64_t windows_run;          /* controller windows outside probes */
+	uint64_t windows_under_floor;  /* ... whose low rate was under the floor */
+	uint32_t min_level, max_level; /* outside probes */
+	uint64_t held_ns_run;          /* time at cap 0 outside probes */
+};
+
+/* The rig of issue 12's table: 150 us + 300 MB/s, 1 MiB low writes, one low thread. */
+void sim_device_default(struct sim_device *d);
+
+/* Advance @c from @*now to @until on @d; reads over @bound_ns are counted in @st. */
+void sim_run(struct sim_device *d, struct adaptive *c, uint64_t *now, uint64_t until,
+	     uint64_t bound_ns, struct sim_stats *st);
+
+/* The low tier's rate on @d with the reader off and no limits, bytes per second. */
+uint64_t sim_untagged_rate(const struct sim_device *d);
+
+#endif

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: MIT
+/*
+ * threads_json.c: `iotier threads --json`, the same facts as the table as one JSON document
+ * (schema "iotier.threads/1", docs/threads-json.md). Names and cgroup paths go through
+ * json_text.h, so a name that is not valid UTF-8 still gives valid JSON and its exact bytes.
+ */
+#include <jansson.h>
+
+#include "json_text.h"
+#include "rules.h"
+#include "threads_report.h"
+
+#define THREADS_JSON_SCHEMA "iotier.threads/1"
+
+static const char *const state_names[] = { "active", "not_loaded", "unknown" };
+
+static json_t *maybe_string(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static json_t *row_json(const struct thread_row *row)
+{
+	json_t *o = json_object();
+	char cls[16];
+	int bad = !o;
+
+	if (bad)
+		return NULL;
+	bad |= json_object_set_new(o, "tid", json_integer(row->tid));
+	bad |= json_set_text(o, "name", row->name);
+	bad |= json_object_set_new(o, "tier", maybe_string(row->tier));
+	bad |= json_object_set_new(o, "by", maybe_string(row->by));
+	bad |= json_object_set_new(o, "ioprio", row->ioprio < 0 ? json_null() :
+				   json_string(ioprio_format(row->ioprio, cls, sizeof(cls))));
+	bad |= json_object_set_new(o, "weight", row->weight ? json_integer(row->weight) :
+				   json_null());
+	if (row->cgroup_ok)
+		bad |= json_set_text(o, "cgroup", row->cgroup);
+	else
+		bad |= json_object_set_new(o, "cgroup", json_null());
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* The header's settings; nulls unless the table was read. */
+static int set_header(json_t *root, const struct threads_report *r)
+{
+	const struct state_header *h = &r->header;
+	bool active = r->state == THREADS_ACTIVE;
+	char low[16], high[16];
+	int bad = 0;
+
+	bad |= json_object_set_new(root, "why", active ? json_null() : json_string(r->why));
+	bad |= json_object_set_new(root, "low_class", active ?
+				   json_string(ioprio_format(h->low_ioprio, low, sizeof(low))) :
+				   json_null());
+	bad |= json_object_set_new(root, "high_class", active ?
+				   json_string(ioprio_format(h->high_ioprio, high, sizeof(high))) :
+				   json_null());
+	bad |= json_object_set_new(root, "process_tier", !active ? json_null() :
+				   json_string(h->process_tier == IOTIER_LOW ? "low" :
+					       h->process_tier == IOTIER_HIGH ? "high" : "-"));
+	return bad ? -1 : 0;
+}
+
+int threads_report_json(FILE *out, const struct threads_report *r)
+{
+	json_t *root = json_object(), *threads = json_array();
+	int bad = !root || !threads;
+
+	for (size_t i = 0; !bad && i < r->n; i++)
+		bad |= json_array_append_new(threads, row_json(&r->rows[i]));
+	if (!bad) {
+		bad |= json_object_set_new(root, "schema", json_string(THREADS_JSON_SCHEMA));
+		bad |= json_object_set_new(root, "pid", json_integer(r->pid));
+		bad |= json_object_set_new(root, "iotier", json_string(state_names[r->state]));
+		bad |= set_header(root, r);
+		bad |= json_object_set_new(root, "threads", threads);
+		threads = NULL;
+	}
+	if (!bad)
+		bad = json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0 ||
+		      fputc('\n', out) == EOF;
+	json_decref(threads);
+	json_decref(root);
+	fflush(out);
+	return bad ? -1 : 0;
+}
