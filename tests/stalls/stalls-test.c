@@ -32,6 +32,7 @@
 #include "cleanup.h"
 #include "run_capture.h"
 #include "scratch_fs.h"
+#include "small_file.h"
 #include "sysctl_guard.h"
 #include "test_env.h"
 
@@ -46,16 +47,9 @@ static char out[1 << 18];
 static int bdi_set(const char *attr, const char *value)
 {
 	char path[128];
-	int fd, ret = 0;
 
 	snprintf(path, sizeof(path), "/sys/class/bdi/%u:%u/%s", fs.dev.major, fs.dev.minor, attr);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, value, strlen(value)) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
+	return write_file(path, value);
 }
 
 static int setup(void)
@@ -141,6 +135,27 @@ static bool read_until(int fd, const char *want)
 	return strstr(out, want) != NULL;
 }
 
+static int wait_status(pid_t pid);
+
+/*
+ * Start `iotier stalls` (@argv) with stdout to @out_fd and wait until it traces. 0 with its
+ * pid in *@t, or the test's exit status (a skip when the BPF program cannot load here).
+ */
+static int start_tracer(const char *const *argv, int out_fd, pid_t *t)
+{
+	int tin, terr, ret;
+
+	*t = spawn(argv, &tin, out_fd, &terr);
+	if (*t < 0)
+		return test_fail("fork: %s", strerror(errno));
+	if (read_until(terr, "Tracing"))
+		return 0;
+	ret = wait_status(*t);
+	if (bpf_unavailable(ret, out))
+		return test_skip("the BPF program cannot load here");
+	return test_fail("iotier stalls did not start (exit %d):\n%s", ret, out);
+}
+
 static int wait_status(pid_t pid)
 {
 	int st;
@@ -213,7 +228,7 @@ static int test_trace(const char *schema)
 	char pidbuf[16];
 	const char *targv[] = { iotier, "stalls", "--pid", pidbuf, "-d", fs.dev.path, "--format",
 				"json", "--low", "stall-writer", NULL };
-	int win, werr, tin, terr, jfd, wst, tst, ret;
+	int win, werr, jfd, wst, tst, ret;
 	json_error_t jerr;
 	json_t *doc;
 	pid_t w, t;
@@ -224,16 +239,12 @@ static int test_trace(const char *schema)
 		return test_fail("mkstemp: %s", strerror(errno));
 	unlink(json_path); /* read back through /proc/self/fd */
 	w = spawn(wargv, &win, -1, &werr);
-	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)w);
-	t = spawn(targv, &tin, jfd, &terr);
-	if (w < 0 || t < 0)
+	if (w < 0)
 		return test_fail("fork: %s", strerror(errno));
-	if (!read_until(terr, "Tracing")) {
-		ret = wait_status(t);
-		if (bpf_unavailable(ret, out))
-			return test_skip("the BPF program cannot load here");
-		return test_fail("iotier stalls did not start (exit %d):\n%s", ret, out);
-	}
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)w);
+	ret = start_tracer(targv, jfd, &t);
+	if (ret)
+		return ret;
 	if (write(win, "g", 1) != 1)
 		return test_fail("cannot start the workload");
 	wst = wait_status(w);
@@ -259,7 +270,7 @@ static int test_prom(void)
 	const char *wargv[] = { workload, fs.mnt, mib, "now", NULL };
 	const char *targv[] = { iotier, "stalls", "-d", fs.dev.path, "--format", "prom", "--low",
 				"stall-writer", NULL };
-	int tin, terr, pfd, ret;
+	int pfd, ret;
 	FILE *f;
 	pid_t t;
 
@@ -269,15 +280,9 @@ static int test_prom(void)
 		return test_fail("mkstemp: %s", strerror(errno));
 	unlink(prom_path); /* read back through /proc/self/fd, by promtool too */
 	snprintf(prom_path, sizeof(prom_path), "/proc/self/fd/%d", pfd);
-	t = spawn(targv, &tin, pfd, &terr);
-	if (t < 0)
-		return test_fail("fork: %s", strerror(errno));
-	if (!read_until(terr, "Tracing")) {
-		ret = wait_status(t);
-		if (bpf_unavailable(ret, out))
-			return test_skip("the BPF program cannot load here");
-		return test_fail("iotier stalls did not start (exit %d):\n%s", ret, out);
-	}
+	ret = start_tracer(targv, pfd, &t);
+	if (ret)
+		return ret;
 	ret = run_capture(wargv, NULL, 0, NULL);
 	kill(t, SIGINT);
 	if (ret != 0 || wait_status(t) != 0)
