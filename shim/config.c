@@ -236,6 +236,25 @@ static int parse_low_min_rate(struct config *cfg, const char *value, char *err, 
 	return parse_rate(value, &cfg->low_min_rate, err, errlen);
 }
 
+/* An absolute directory, or empty for none: a relative one would follow each cwd. */
+static int parse_state_dir(struct config *cfg, const char *value, char *err, size_t errlen)
+{
+	size_t len = strlen(value);
+
+	if (len && value[0] != '/') {
+		snprintf(err, errlen, "bad directory '%s': an absolute path, or empty for none",
+			 value);
+		return -1;
+	}
+	if (len >= sizeof(cfg->state_dir)) {
+		snprintf(err, errlen, "bad directory: longer than %zu bytes",
+			 sizeof(cfg->state_dir) - 1);
+		return -1;
+	}
+	memcpy(cfg->state_dir, value, len + 1);
+	return 0;
+}
+
 /* No FNM_PATHNAME: '*' crosses '/', so "*.log" matches a log in any directory. */
 bool config_drop_behind_matches(const struct config *cfg, const char *path)
 {

@@ -23,6 +23,8 @@ enum cgroup_mode { CGROUP_AUTO = 0, CGROUP_OFF, CGROUP_V1, CGROUP_V2 };
 #define LOW_WEIGHT_DEFAULT 10   /* IOTIER_LOW_WEIGHT, on io.weight's 1..10000 scale */
 #define LOW_WEIGHT_MAX 10000
 
+#define STATE_DIR_MAX 200 /* the state file's directory, with its NUL */
+
 struct config {
 	struct tier_rules rules;
 	int low_ioprio;        /* what low threads get; idle by default */
@@ -42,6 +44,9 @@ struct config {
 	/* The adaptive low tier (docs/adaptive.md). */
 	struct adaptive_target target; /* IOTIER_TARGET; target.set false: off */
 	uint64_t low_min_rate;    /* IOTIER_LOW_MIN_RATE: the low tier is never held below it */
+
+	/* IOTIER_STATE_DIR: where this process's state file goes for the exporter; "" none. */
+	char state_dir[STATE_DIR_MAX];
 };
 
 /* Where a value comes from: the environment, or a KEY=VALUE file. */

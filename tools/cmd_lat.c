@@ -17,6 +17,7 @@
 #include "blkdev.h"
 #include "cli_common.h"
 #include "commands.h"
+#include "expo.h"
 #include "lat_report.h"
 #include "lat_session.h"
 
@@ -24,6 +25,7 @@ static const char lat_help[] =
 	"usage: iotier lat [-d DEV]... [--pid PID] [--cgroup PATH] [--op read,write,...]\n"
 	"                  [--by class|level] [--interval S] [--count N] [--duration S]\n"
 	"                  [--format text|json|prom] [--queue|--device] [--histogram]\n"
+	"                  [--listen ADDR:PORT] [--textfile PATH] [--shim-dir DIR|--no-shim]\n"
 	"\n"
 	"Trace block requests with BPF and report their latency per device, operation and I/O\n"
 	"priority (class none, rt, be or idle, and level 0-7): count, bytes, P50, P90, P99,\n"
@@ -52,6 +54,7 @@ static const char lat_help[] =
 	"      --attach MODE      auto (default), tp_btf or raw_tp\n"
 	"      --inflight-max N   size of the in-flight request map (default 16384)\n"
 	"  -v, --verbose          show libbpf's messages\n"
+	EXPO_HELP
 	"\n"
 	"examples:\n"
 	"  iotier lat -d nvme0n1\n"
@@ -64,7 +67,9 @@ static const char lat_help[] =
 	"      machine-readable reports every ten seconds\n"
 	"  iotier lat --format prom --duration 15 > /var/lib/node_exporter/iotier.prom.$$ &&\n"
 	"    mv /var/lib/node_exporter/iotier.prom.$$ /var/lib/node_exporter/iotier.prom\n"
-	"      a snapshot for node_exporter's textfile collector\n";
+	"      a snapshot for node_exporter's textfile collector\n"
+	"  iotier lat --listen 127.0.0.1:9586 --by class\n"
+	"      a Prometheus exporter, until SIGTERM (docs/operations.md)\n";
 
 enum { OPT_ATTACH = 256, OPT_INFLIGHT, OPT_CHILDREN };
 
@@ -86,6 +91,7 @@ static const struct option lat_options[] = {
 	{ "inflight-max", required_argument, NULL, OPT_INFLIGHT },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
+	EXPO_LONG_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -98,6 +104,7 @@ struct lat_args {
 	unsigned long count, pid;
 	bool queue_set, device_set;
 	__u32 tgid;
+	struct expo_options xo;   /* --listen, --textfile: the exporter (tools/exporter) */
 };
 
 /* Index of @value in the NULL-terminated @names, or -1. */
@@ -209,6 +216,9 @@ static int parse_args(int argc, char **argv, struct lat_args *a)
 		case 'v':
 			a->o.verbose = true;
 			break;
+		case EXPO_OPT_FIRST ... EXPO_OPT_LAST:
+			ret = expo_set_option(&a->xo, opt, optarg);
+			break;
 		case 'h':
 			fputs(lat_help, stdout);
 			return -1;
@@ -316,6 +326,9 @@ static int lat_main(int argc, char **argv)
 		ret = validate_args(&a);
 	if (ret)
 		return ret < 0 ? 0 : ret;
+	if (expo_wanted(&a.xo))
+		return expo_main(&a.xo, &(struct expo_run){ .lat = a.o, .report = a.ro,
+			.format = a.fmt, .interval = a.interval, .duration = a.duration, .count = a.count });
 	if (lat_preflight(err, sizeof(err)) < 0) {
 		error_line("lat", "%s", err);
 		return 1;
