@@ -151,6 +151,21 @@ static int parse_writeback(struct config *cfg, const char *value, char *err, siz
 	return 0;
 }
 
+/* 0 (off), or a budget big enough that a writer does not wait after nearly every write. */
+static int parse_dirty_budget(struct config *cfg, const char *value, char *err, size_t errlen)
+{
+	uint64_t n;
+
+	if (config_parse_size(value, &n, err, errlen) < 0)
+		return -1;
+	if (n && n < (1u << 20)) {
+		snprintf(err, errlen, "bad size '%s': 0 (off) or at least 1M", value);
+		return -1;
+	}
+	cfg->dirty_budget = n;
+	return 0;
+}
+
 static int parse_writeback_strict(struct config *cfg, const char *value, char *err,
 				  size_t errlen)
 {

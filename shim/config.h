@@ -36,6 +36,7 @@ struct config {
 	/* Low paths (docs/low-paths.md). */
 	uint64_t writeback_bytes; /* steer a low thread's writeback every N bytes per file; 0 off */
 	bool writeback_strict;    /* wait for the previous range first (strict_bytes_per_sync) */
+	uint64_t dirty_budget;    /* dirty + writeback bytes all low threads may hold; 0 off */
 	unsigned n_drop_globs;    /* IOTIER_DROP_BEHIND: files whose written pages are dropped */
 	char drop_globs[DROP_GLOBS_MAX][RULE_GLOB_MAX];
 	uint64_t low_rate;        /* bytes per second for all low threads together; 0 off */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "blkdev.h"
+#include "cli_common.h"
 #include "commands.h"
 #include "expo.h"
 #include "lat_report.h"
@@ -94,51 +95,6 @@ static const struct option lat_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
-
-/* A positive number of seconds, at most a day's worth of reports apart. */
-static int parse_seconds(const char *s, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !(v > 0) || v > 1e7)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-static int parse_ulong(const char *s, unsigned long max, unsigned long *out)
-{
-	char *end;
-	unsigned long v;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v == 0 || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Everything the command line asks for. */
 struct lat_args {
 	struct lat_options o;
@@ -152,14 +108,6 @@ struct lat_args {
 };
 
 /* Index of @value in the NULL-terminated @names, or -1. */
-static int pick(const char *value, const char *const *names)
-{
-	for (int i = 0; names[i]; i++)
-		if (!strcmp(value, names[i]))
-			return i;
-	return -1;
-}
-
 /* Options that select one thing (who and what is traced): 0 or an exit status. */
 static int parse_filter(struct lat_args *a, int opt, const char *arg)
 {
@@ -176,7 +124,7 @@ static int parse_filter(struct lat_args *a, int opt, const char *arg)
 		o->ndevs++;
 		return 0;
 	case 'p':
-		if (parse_ulong(arg, 0x3fffffff, &a->pid) < 0)
+		if (cli_parse_ulong(arg, 0x3fffffff, &a->pid) < 0)
 			return usage_error("lat", "bad pid '%s'", arg);
 		if (kill((pid_t)a->pid, 0) < 0 && errno == ESRCH)
 			return usage_error("lat", "no process with pid '%s'", arg);
@@ -207,31 +155,31 @@ static int parse_output(struct lat_args *a, int opt, const char *arg)
 
 	switch (opt) {
 	case 'b':
-		if ((i = pick(arg, bys)) < 0)
+		if ((i = cli_pick(arg, bys)) < 0)
 			return usage_error("lat", "bad --by '%s' (class or level)", arg);
 		a->ro.by_class = i == 1;
 		return 0;
 	case 'i':
-		return parse_seconds(arg, &a->interval) < 0 ?
+		return cli_parse_seconds(arg, &a->interval) < 0 ?
 		       usage_error("lat", "bad interval '%s'", arg) : 0;
 	case 'n':
-		return parse_ulong(arg, 1000000000ul, &a->count) < 0 ?
+		return cli_parse_ulong(arg, 1000000000ul, &a->count) < 0 ?
 		       usage_error("lat", "bad count '%s'", arg) : 0;
 	case 't':
-		return parse_seconds(arg, &a->duration) < 0 ?
+		return cli_parse_seconds(arg, &a->duration) < 0 ?
 		       usage_error("lat", "bad duration '%s'", arg) : 0;
 	case 'f':
-		if ((i = pick(arg, formats)) < 0)
+		if ((i = cli_pick(arg, formats)) < 0)
 			return usage_error("lat", "unknown format '%s' (text, json or prom)", arg);
 		a->fmt = (enum lat_format)i;
 		return 0;
 	case OPT_ATTACH:
-		if ((i = pick(arg, attaches)) < 0)
+		if ((i = cli_pick(arg, attaches)) < 0)
 			return usage_error("lat", "bad --attach '%s' (auto, tp_btf or raw_tp)", arg);
 		a->o.attach = (enum lat_attach)i;
 		return 0;
 	default: /* OPT_INFLIGHT */
-		if (parse_ulong(arg, 1u << 22, &ul) < 0)
+		if (cli_parse_ulong(arg, 1u << 22, &ul) < 0)
 			return usage_error("lat", "bad --inflight-max '%s'", arg);
 		a->o.inflight_max = (__u32)ul;
 		return 0;
@@ -341,12 +289,12 @@ static int read_and_report(struct lat_session *s, const struct lat_args *a,
 static int run(struct lat_session *s, const struct lat_args *a, struct lat_snapshot *snap,
 	       struct lat_snapshot *total)
 {
-	double start = now_s(), next = a->interval ? start + a->interval : 0;
+	double start = cli_now(), next = a->interval ? start + a->interval : 0;
 	unsigned long left = a->count;
 
 	/* poll: wake every 100 ms to notice signals, the interval and the duration */
-	while (!stop) {
-		double t = now_s();
+	while (!cli_stop) {
+		double t = cli_now();
 
 		if (a->duration && t - start >= a->duration)
 			break;
@@ -370,7 +318,6 @@ static int lat_main(int argc, char **argv)
 			      .fmt = LAT_FORMAT_TEXT };
 	struct lat_snapshot snap, total;
 	struct lat_session *s = NULL;
-	struct sigaction sa;
 	char err[512];
 	int ret;
 
@@ -387,10 +334,7 @@ static int lat_main(int argc, char **argv)
 		return 1;
 	}
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	cli_stop_on_signals();
 	lat_snapshot_init(&snap);
 	lat_snapshot_init(&total);
 

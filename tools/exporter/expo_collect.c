@@ -90,7 +90,7 @@ static bool disk_present(__u32 dev)
 	return strtoull(size, NULL, 10) > 0;
 }
 
-/* Drop the rows, and creation times, of disks that are gone. */
+/* Drop the rows, coverage and creation times of disks that are gone. */
 static void drop_gone_disks(struct expo *e)
 {
 	size_t kept = 0;
@@ -99,6 +99,11 @@ static void drop_gone_disks(struct expo *e)
 		if (disk_present(e->total.rows[r].dev))
 			e->total.rows[kept++] = e->total.rows[r];
 	e->total.nrows = kept;
+	kept = 0;
+	for (size_t i = 0; i < e->total.ncov; i++)
+		if (disk_present(e->total.cov[i].dev))
+			e->total.cov[kept++] = e->total.cov[i];
+	e->total.ncov = kept;
 	kept = 0;
 	for (size_t i = 0; i < e->ncreated; i++)
 		if (disk_present(e->created[i].dev))
