@@ -352,13 +352,14 @@ static long long short_by(json_t *report, const char *op, const struct load *loa
 }
 
 /* exact: one traced run; how many requests short and how many the report says missing. */
-static int exact_attempt(const char *attach, long long *short_n, long long *missing)
+static int exact_attempt(void *arg, long long *short_n, long long *missing)
 {
 	struct load loads[] = {
 		{ IOPRIO_CLASS_IDLE, 0, 37, 4096, 0, 0 },
 		{ IOPRIO_CLASS_BE, 3, 23, 8192, 16 << 20, 0 },
 		{ IOPRIO_CLASS_RT, 0, 11, 16384, 32 << 20, 0 },
 	};
+	const char *attach = arg;
 	const char *extra[] = { "--format", "json", "--attach", attach, NULL };
 	char *out = NULL;
 	json_t *rep;
@@ -388,24 +389,6 @@ static int exact_attempt(const char *attach, long long *short_n, long long *miss
 	json_decref(rep);
 	free(out);
 	return ret;
-}
-
-/* Run @attempt again while it fails short by no more than the completions its report says
- * the tracer missed (coverage.h); @what names the test in the log. */
-static int with_retries(int (*attempt)(const char *arg, long long *short_n, long long *missing),
-			const char *arg, const char *what)
-{
-	struct coverage_try t = COVERAGE_TRY_INIT;
-	long long short_n, missing;
-	int ret = T_EXIT_FAIL;
-
-	while (coverage_next(&t)) {
-		short_n = missing = 0;
-		ret = attempt(arg, &short_n, &missing);
-		if (ret == T_EXIT_PASS || !coverage_retry(&t, short_n, missing, what))
-			break;
-	}
-	return coverage_end(&t, ret);
 }
 
 /* A child process that waits for a byte on @go, then runs @l (in a child of its own with
@@ -656,7 +639,7 @@ static long long text_count(const char *out, const char *prio)
 	return -1;
 }
 
-static int text_attempt(const char *unused, long long *short_n, long long *missing)
+static int text_attempt(void *unused, long long *short_n, long long *missing)
 {
 	struct load loads[] = { { IOPRIO_CLASS_IDLE, 0, 9, 4096, 0, 0 } };
 	const char *extra[] = { "-H", NULL };
@@ -695,7 +678,7 @@ static int text_attempt(const char *unused, long long *short_n, long long *missi
 
 static int mode_text(void)
 {
-	return with_retries(text_attempt, NULL, "lat text");
+	return coverage_run(text_attempt, NULL, "lat text");
 }
 
 /* The "diskstats" entry of this test's device in @report, or NULL. */
@@ -801,7 +784,7 @@ static long long prom_value(const char *out, const char *prefix)
 	return p ? strtoll(p + strlen(prefix), NULL, 10) : 0;
 }
 
-static int prom_attempt(const char *unused, long long *short_n, long long *missing)
+static int prom_attempt(void *unused, long long *short_n, long long *missing)
 {
 	struct load loads[] = {
 		{ IOPRIO_CLASS_IDLE, 7, 13, 4096, 0, 0 },
@@ -848,7 +831,7 @@ static int prom_attempt(const char *unused, long long *short_n, long long *missi
 
 static int mode_prom(void)
 {
-	return with_retries(prom_attempt, NULL, "lat prom");
+	return coverage_run(prom_attempt, NULL, "lat prom");
 }
 
 static int mode_schema(const char *schema)
@@ -1101,7 +1084,7 @@ int main(int argc, char **argv)
 		return test_skip("cannot unmount tracefs/bpffs in a private mount namespace");
 	}
 	if (!strcmp(mode, "exact"))
-		ret = with_retries(exact_attempt, argc > 4 ? argv[4] : "auto", "lat exact");
+		ret = coverage_run(exact_attempt, (void *)(argc > 4 ? argv[4] : "auto"), "lat exact");
 	else if (!strcmp(mode, "pid") || !strcmp(mode, "children") || !strcmp(mode, "cgroup"))
 		ret = mode_isolation(mode);
 	else if (!strcmp(mode, "drops"))

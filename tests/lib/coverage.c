@@ -124,3 +124,19 @@ int coverage_end(struct coverage_try *t, int verdict)
 			t->retries, t->retries == 1 ? "y" : "ies");
 	return verdict;
 }
+
+int coverage_run(int (*attempt)(void *arg, long long *short_n, long long *missing), void *arg,
+		 const char *what)
+{
+	struct coverage_try t = COVERAGE_TRY_INIT;
+	long long short_n, missing;
+	int ret = T_EXIT_FAIL;
+
+	while (coverage_next(&t)) {
+		short_n = missing = 0;
+		ret = attempt(arg, &short_n, &missing);
+		if (ret == T_EXIT_PASS || !coverage_retry(&t, short_n, missing, what))
+			break;
+	}
+	return coverage_end(&t, ret);
+}

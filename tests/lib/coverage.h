@@ -7,15 +7,10 @@
  * up short by no more than the report says is missing runs again, up to COVERAGE_ATTEMPTS
  * in all; a run with full coverage must match exactly, and nothing is ever excused.
  *
- *	struct coverage_try t = COVERAGE_TRY_INIT;
- *	int ret = T_EXIT_FAIL;
+ *	return coverage_run(one_attempt, arg, "lat exact");
  *
- *	while (coverage_next(&t)) {
- *		ret = one_attempt(&short_by, &missing);
- *		if (ret == T_EXIT_PASS || !coverage_retry(&t, short_by, missing, "lat exact"))
- *			break;
- *	}
- *	return coverage_end(&t, ret);
+ * where one_attempt() traces, judges, and says how many requests its exact count came up
+ * short and how many completions the report said were missing.
  *
  * Two test-only settings prove that this neither hides a miscount nor fails on a loss:
  *   IOTIER_TEST_DROP_FIRST_ATTEMPT=N  the first attempt runs with
@@ -50,6 +45,16 @@ long long coverage_missing_json(struct json_t *report, const char *dev);
 long long coverage_missing_text(const char *text, const char *dev);
 long long coverage_missing_prom(const char *text, const char *dev);
 
+/*
+ * Run @attempt (its verdict: T_EXIT_*) until it passes, or fails otherwise than short by
+ * at most what its report says is missing, or COVERAGE_ATTEMPTS have run; its exit status,
+ * from coverage_end(). @attempt sets *@short_n (requests short; <= 0: none, or too many)
+ * and *@missing (coverage_missing_*()); both start at 0.
+ */
+int coverage_run(int (*attempt)(void *arg, long long *short_n, long long *missing), void *arg,
+		 const char *what);
+
+/* The steps of coverage_run(), for a test that drives its own loop. */
 /* Start the next attempt; false once COVERAGE_ATTEMPTS have run. */
 bool coverage_next(struct coverage_try *t);
 
