@@ -412,7 +412,7 @@ static int test_retitle(void)
 
 static int buffered_attempt(void *unused, long long *short_n, long long *missing)
 {
-	char wfile[96], json[128];
+	char wfile[128], json[128];
 	const char *expects[] = {
 		"--json", json,
 		"--expect", "low.leak.bytes == 0",
@@ -428,12 +428,15 @@ static int buffered_attempt(void *unused, long long *short_n, long long *missing
 	size_t i;
 	int ret;
 
+	static int attempt;
+
 	(void)unused;
-	snprintf(wfile, sizeof(wfile), "%s/buffered.dat", fs.mnt);
+	/* A new file each attempt, the last one kept: a freed inode number taken again while
+	 * the old inode is still being evicted would test that race, not the leak. */
+	snprintf(wfile, sizeof(wfile), "%s/buffered.%d.dat", fs.mnt, ++attempt);
 	snprintf(json, sizeof(json), "%s/buffered.json", fs.mnt);
 	if (dirty_lower() < 0)
 		return test_skip("cannot lower vm.dirty_bytes");
-	unlink(wfile); /* the workload creates it (O_EXCL); a retry starts afresh */
 	ret = run_check("buffered", wfile, BUFFERED_BYTES, expects);
 	sysctl_restore();
 	if (bpf_unavailable(ret))
