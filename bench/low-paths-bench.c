@@ -33,6 +33,7 @@
 
 #include "class_trace.h"
 #include "iolat.h"
+#include "bench_common.h"
 #include "scratch_fs.h"
 #include "sysctl_guard.h"
 
@@ -42,14 +43,6 @@
 /* ---- the measured process ------------------------------------------------------------ */
 
 static _Atomic bool stop;
-
-static double mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 struct reader {
 	const char *path;
@@ -72,13 +65,13 @@ static void *reader_main(void *arg)
 	}
 	while (!stop && r->n < r->cap) {
 		off_t off = (off_t)(rand_r(&seed) % (READ_FILE_MIB * 256)) * 4096;
-		double t0 = mono();
+		double t0 = bench_now();
 
 		if (pread(fd, buf, 4096, off) != 4096) {
 			perror("pread");
 			break;
 		}
-		r->lat[r->n++] = mono() - t0;
+		r->lat[r->n++] = bench_now() - t0;
 	}
 	close(fd);
 	free(buf);
@@ -104,7 +97,7 @@ static void *writer_main(void *arg)
 		perror("writer");
 		return NULL;
 	}
-	start = mono();
+	start = bench_now();
 	for (unsigned i = 0; !stop; i++) {
 		if (pwrite(fd, buf, 1 << 20, (off_t)(i % WRITE_SPAN_MIB) << 20) != 1 << 20) {
 			perror("pwrite");
@@ -113,17 +106,10 @@ static void *writer_main(void *arg)
 		w->bytes += 1 << 20;
 	}
 	fsync(fd);
-	w->seconds = mono() - start;
+	w->seconds = bench_now() - start;
 	close(fd);
 	free(buf);
 	return NULL;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 static int worker(const char *dir, double seconds)
@@ -144,7 +130,7 @@ static int worker(const char *dir, double seconds)
 	pthread_join(wt, NULL);
 	if (!r.n || w.seconds <= 0)
 		return 1;
-	qsort(r.lat, r.n, sizeof(double), cmp_double);
+	bench_sort(r.lat, r.n);
 	printf("%f %f %f %zu\n", r.lat[r.n / 2] * 1e3, r.lat[(size_t)(r.n * 0.99)] * 1e3,
 	       w.bytes / w.seconds / 1048576, r.n);
 	return 0;
@@ -159,16 +145,6 @@ static int sh(const char *cmd)
 	int status = system(cmd);
 
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-static void sync_dir(void)
-{
-	int fd = open(fs.mnt, O_RDONLY | O_DIRECTORY);
-
-	if (fd >= 0) {
-		syncfs(fd);
-		close(fd);
-	}
 }
 
 struct result {
@@ -193,7 +169,7 @@ static int run_variant(const char *self, const char *shim, int v, double seconds
 	pid_t child;
 
 	snprintf(secs, sizeof(secs), "%g", seconds);
-	sync_dir();
+	bench_syncfs(fs.mnt);
 	class_trace_read(trace, &c);
 	if (pipe(pipefd) < 0)
 		return -1;
@@ -218,14 +194,8 @@ static int run_variant(const char *self, const char *shim, int v, double seconds
 	res->leaked_mib = (double)class_bytes_not_idle(&c) / 1048576;
 	snprintf(cmd, sizeof(cmd), "%s/write.dat", fs.mnt);
 	unlink(cmd);
-	sync_dir();
+	bench_syncfs(fs.mnt);
 	return res->mibs < 0 || !WIFEXITED(status) || WEXITSTATUS(status) ? -1 : 0;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(double), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 int main(int argc, char **argv)
@@ -296,8 +266,8 @@ int main(int argc, char **argv)
 			col[3][r] = res[r][v].leaked_mib;
 		}
 		printf("| %s | %.2f | %.2f | %.1f | %.1f |\n", variants[v].name,
-		       median(col[0], rounds), median(col[1], rounds), median(col[2], rounds),
-		       median(col[3], rounds));
+		       bench_median(col[0], (size_t)rounds), bench_median(col[1], (size_t)rounds),
+		       bench_median(col[2], (size_t)rounds), bench_median(col[3], (size_t)rounds));
 	}
 	return 0;
 }

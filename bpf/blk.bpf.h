@@ -291,17 +291,10 @@ static __always_inline void blk_lat_add(struct iolat_lat *l, __u64 ns, const boo
 	barrier_var(b);
 	if (b >= HIST_NR_BUCKETS)
 		return;
-	if (!shared) {
+	if (shared)
+		iolat_lat_count_shared(l, b, ns);
+	else
 		iolat_lat_count(l, b, ns);
-		return;
-	}
-	__sync_fetch_and_add(&l->slots[b], 1);
-	__sync_fetch_and_add(&l->count, 1);
-	__sync_fetch_and_add(&l->sum_ns, ns);
-	if (!l->min_ns || ns < l->min_ns)
-		l->min_ns = ns;
-	if (ns > l->max_ns)
-		l->max_ns = ns;
 }
 
 #endif

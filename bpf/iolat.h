@@ -65,6 +65,19 @@ static inline void iolat_lat_count(struct iolat_lat *l, __u32 b, __u64 ns)
 		l->max_ns = ns;
 }
 
+/* The same into an @l that every CPU updates (a hash map value): counts are added
+ * atomically; min and max stay racy by design, and may miss one of two concurrent values. */
+static inline void iolat_lat_count_shared(struct iolat_lat *l, __u32 b, __u64 ns)
+{
+	__sync_fetch_and_add(&l->slots[b], 1);
+	__sync_fetch_and_add(&l->count, 1);
+	__sync_fetch_and_add(&l->sum_ns, ns);
+	if (!l->min_ns || ns < l->min_ns)
+		l->min_ns = ns;
+	if (ns > l->max_ns)
+		l->max_ns = ns;
+}
+
 struct iolat_hist {
 	__u64 count;    /* completed requests */
 	__u64 bytes;    /* bytes they transferred */

@@ -151,6 +151,21 @@ static int parse_writeback(struct config *cfg, const char *value, char *err, siz
 	return 0;
 }
 
+/* 0 (off), or a budget big enough that a writer does not wait after nearly every write. */
+static int parse_dirty_budget(struct config *cfg, const char *value, char *err, size_t errlen)
+{
+	uint64_t n;
+
+	if (config_parse_size(value, &n, err, errlen) < 0)
+		return -1;
+	if (n && n < (1u << 20)) {
+		snprintf(err, errlen, "bad size '%s': 0 (off) or at least 1M", value);
+		return -1;
+	}
+	cfg->dirty_budget = n;
+	return 0;
+}
+
 static int parse_writeback_strict(struct config *cfg, const char *value, char *err,
 				  size_t errlen)
 {
@@ -219,6 +234,25 @@ static int parse_target(struct config *cfg, const char *value, char *err, size_t
 static int parse_low_min_rate(struct config *cfg, const char *value, char *err, size_t errlen)
 {
 	return parse_rate(value, &cfg->low_min_rate, err, errlen);
+}
+
+/* An absolute directory, or empty for none: a relative one would follow each cwd. */
+static int parse_state_dir(struct config *cfg, const char *value, char *err, size_t errlen)
+{
+	size_t len = strlen(value);
+
+	if (len && value[0] != '/') {
+		snprintf(err, errlen, "bad directory '%s': an absolute path, or empty for none",
+			 value);
+		return -1;
+	}
+	if (len >= sizeof(cfg->state_dir)) {
+		snprintf(err, errlen, "bad directory: longer than %zu bytes",
+			 sizeof(cfg->state_dir) - 1);
+		return -1;
+	}
+	memcpy(cfg->state_dir, value, len + 1);
+	return 0;
 }
 
 /* No FNM_PATHNAME: '*' crosses '/', so "*.log" matches a log in any directory. */

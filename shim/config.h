@@ -23,6 +23,8 @@ enum cgroup_mode { CGROUP_AUTO = 0, CGROUP_OFF, CGROUP_V1, CGROUP_V2 };
 #define LOW_WEIGHT_DEFAULT 10   /* IOTIER_LOW_WEIGHT, on io.weight's 1..10000 scale */
 #define LOW_WEIGHT_MAX 10000
 
+#define STATE_DIR_MAX 200 /* the state file's directory, with its NUL */
+
 struct config {
 	struct tier_rules rules;
 	int low_ioprio;        /* what low threads get; idle by default */
@@ -34,6 +36,7 @@ struct config {
 	/* Low paths (docs/low-paths.md). */
 	uint64_t writeback_bytes; /* steer a low thread's writeback every N bytes per file; 0 off */
 	bool writeback_strict;    /* wait for the previous range first (strict_bytes_per_sync) */
+	uint64_t dirty_budget;    /* dirty + writeback bytes all low threads may hold; 0 off */
 	unsigned n_drop_globs;    /* IOTIER_DROP_BEHIND: files whose written pages are dropped */
 	char drop_globs[DROP_GLOBS_MAX][RULE_GLOB_MAX];
 	uint64_t low_rate;        /* bytes per second for all low threads together; 0 off */
@@ -41,6 +44,9 @@ struct config {
 	/* The adaptive low tier (docs/adaptive.md). */
 	struct adaptive_target target; /* IOTIER_TARGET; target.set false: off */
 	uint64_t low_min_rate;    /* IOTIER_LOW_MIN_RATE: the low tier is never held below it */
+
+	/* IOTIER_STATE_DIR: where this process's state file goes for the exporter; "" none. */
+	char state_dir[STATE_DIR_MAX];
 };
 
 /* Where a value comes from: the environment, or a KEY=VALUE file. */

@@ -15,6 +15,7 @@
 #include "low_paths.h"
 #include "real.h"
 #include "shim.h"
+#include "state_file.h"
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
@@ -88,6 +89,7 @@ static void init_once_body(void)
 	/* What a child of fork(), or of a raw fork found later, resets first, in order. */
 	fork_on_child(threads_after_fork_child); /* the thread table: owner, surviving tid */
 	fork_on_child(process_after_fork_child); /* the process name, title and tier */
+	fork_on_child(state_file_publish);       /* the child's own state file, for the exporter */
 	if (threads_init() != 0 || fork_hooks_init() != 0) {
 		shim_warn_once(WARN_TABLE, "cannot register thread hooks; iotier is off for this "
 			       "process");
@@ -100,10 +102,12 @@ static void init_once_body(void)
 	kinds = shim.cfg.rules.low.kind_mask | shim.cfg.rules.high.kind_mask;
 	shim.cmdline_rules = kinds & (1u << RULE_CMDLINE);
 	shim.process_rules = kinds & ((1u << RULE_CMDLINE) | (1u << RULE_COMM));
+	state_file_init();
 	atomic_store(&shim.status, SHIM_ACTIVE);
 	in_shim--;
 	/* Outside the guard: evaluating the process tier may re-tag threads. */
 	process_identity_init();
+	state_file_publish();
 	return;
 disable:
 	atomic_store(&shim.status, SHIM_DISABLED);
@@ -128,8 +132,10 @@ struct state_slot *thread_attach_self(void)
 /* Leave the low cgroup and remove it; a killed process leaves it to the next run's init. */
 __attribute__((destructor)) static void shim_destructor(void)
 {
-	if (atomic_load(&shim.status) == SHIM_ACTIVE)
+	if (atomic_load(&shim.status) == SHIM_ACTIVE) {
 		cgroup_tier_exit();
+		state_file_remove();
+	}
 }
 
 __attribute__((constructor)) static void shim_constructor(void)

@@ -39,11 +39,15 @@ void low_paths_init(void)
 	drop_chunk = cfg->writeback_bytes ? cfg->writeback_bytes : DROP_CHUNK_DEFAULT;
 	low_paths_on.drop = cfg->n_drop_globs > 0;
 	low_paths_on.rate = cfg->low_rate > 0;
-	low_paths_on.any_write = cfg->writeback_bytes || low_paths_on.drop || low_paths_on.rate;
+	low_paths_on.any_write = cfg->writeback_bytes || low_paths_on.drop || low_paths_on.rate ||
+				 cfg->dirty_budget;
 }
+
+static void budget_release(struct fd_path *p);
 
 static void fd_reset(struct fd_path *p, uint32_t flags)
 {
+	budget_release(p);
 	atomic_store_explicit(&p->since_steer, 0, memory_order_relaxed);
 	atomic_store_explicit(&p->since_drop, 0, memory_order_relaxed);
 	atomic_store_explicit(&p->drop_lo, -1, memory_order_relaxed);
@@ -267,6 +271,64 @@ static void drop_behind(int fd, struct fd_path *p, uint64_t chunk_bytes, off_t e
 		posix_fadvise(fd, lo, chunk_lo - lo, POSIX_FADV_DONTNEED);
 }
 
+/* ---- the dirty budget ------------------------------------------------------------------ */
+
+/*
+ * Bytes the low threads of this process wrote through the page cache and have not waited
+ * for (IOTIER_DIRTY_BUDGET). The kernel throttles every writer of the machine in
+ * balance_dirty_pages once dirty plus writeback memory passes vm.dirty_*: a low bulk writer
+ * that fills it makes the high tier's appends pay. Past the budget a low writer writes back
+ * its own file and waits for it, so it is the one that waits, and the low tier never holds
+ * more than about the budget plus one write per low thread.
+ */
+static _Atomic uint64_t low_unsettled;
+
+/* Take @bytes off the process total, never below zero (a reset may race a settle). */
+static void budget_sub(uint64_t bytes)
+{
+	uint64_t old = atomic_load_explicit(&low_unsettled, memory_order_relaxed);
+
+	while (!atomic_compare_exchange_weak(&low_unsettled, &old, old > bytes ? old - bytes : 0))
+		;
+}
+
+/* Forget what @p's fd had not waited for (the fd is closed or reused). */
+static void budget_release(struct fd_path *p)
+{
+	uint64_t left = atomic_exchange_explicit(&p->unsettled, 0, memory_order_relaxed);
+
+	if (left)
+		budget_sub(left);
+}
+
+/*
+ * Write back @fd's whole file and wait for it: only its dirty and writeback pages are
+ * visited, and they are, in practice, this writer's own. The push goes through the program's
+ * description (it never touches the errseq cursor); the wait through one of our own (see
+ * open_own_description). Without /proc only the push is made.
+ */
+static void budget_settle(int fd, struct fd_path *p)
+{
+	uint64_t mine = atomic_exchange_explicit(&p->unsettled, 0, memory_order_relaxed);
+
+	sys_call(SYS_sync_file_range, fd, (off_t)0, (off_t)0, SYNC_FILE_RANGE_WRITE);
+	wait_own(fd, (off_t)0, (off_t)0, SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+		 SYNC_FILE_RANGE_WAIT_AFTER, false);
+	if (mine)
+		budget_sub(mine);
+}
+
+/* A low thread wrote @bytes to @fd: past the process's budget it settles its own file. */
+static void budget_charge(int fd, struct fd_path *p, uint64_t bytes)
+{
+	uint64_t total;
+
+	atomic_fetch_add_explicit(&p->unsettled, bytes, memory_order_relaxed);
+	total = atomic_fetch_add_explicit(&low_unsettled, bytes, memory_order_relaxed) + bytes;
+	if (total > shim.cfg.dirty_budget)
+		budget_settle(fd, p);
+}
+
 void low_paths_written(int fd, size_t bytes, off_t end, bool low)
 {
 	struct fd_path *p = &fd_paths[fd];
@@ -291,6 +353,8 @@ void low_paths_written(int fd, size_t bytes, off_t end, bool low)
 	if (low && shim.cfg.writeback_bytes && crossed(&p->since_steer, bytes,
 						      shim.cfg.writeback_bytes))
 		steer(fd, p, end);
+	if (low && shim.cfg.dirty_budget)
+		budget_charge(fd, p, bytes);
 out:
 	errno = saved;
 }
@@ -307,6 +371,11 @@ void low_paths_closing(int fd)
 
 	if (shim_memory_borrowed())
 		goto keep; /* a vfork child: the table is the parent's, and so is the fd's state */
+	/* A low writer closing its file waits for what it wrote, so closing is no way out of
+	 * the budget; anyone else only forgets it (fd_reset). */
+	if (atomic_load_explicit(&p->unsettled, memory_order_relaxed) &&
+	    (flags & FD_KIND_MASK) == FD_KIND_FILE && self_is_low())
+		budget_settle(fd, p);
 	if ((flags & FD_DROP) && (flags & FD_KIND_MASK) == FD_KIND_FILE) {
 		int64_t lo = atomic_load(&p->drop_lo);
 		uint64_t since = atomic_load(&p->since_drop);

@@ -38,14 +38,14 @@ struct fd_path {
 	_Atomic uint64_t since_drop;  /* bytes written since the last drop */
 	_Atomic int64_t drop_lo;      /* where the next drop starts; -1: not known yet */
 	_Atomic int64_t steer_end;    /* strict mode: file offset at the previous push */
-	int64_t pad2;
+	_Atomic uint64_t unsettled;   /* dirty budget: bytes low threads wrote, not waited for */
 };
 
 extern struct fd_path fd_paths[PATH_FD_MAX] SHIM_HIDDEN;
 
 /* Set once by low_paths_init() from the configuration. */
 struct low_paths_on {
-	bool any_write;  /* steering, drop-behind or a rate: writes may need a look */
+	bool any_write;  /* steering, drop-behind, a rate or a budget: writes may need a look */
 	bool rate;       /* IOTIER_LOW_RATE is set: low reads need a look too */
 	bool drop;       /* IOTIER_DROP_BEHIND has globs: opens need a path match */
 };

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cgroup_tier.h"
+#include "state_file.h"
 #include "shim.h"
 #include "fork.h"
 
@@ -92,11 +93,16 @@ struct state_slot *slot_alloc(void)
 
 void slot_free(struct state_slot *slot)
 {
+	bool tagged;
+
 	if (!slot || slot == &inert_slot)
 		return;
+	tagged = __atomic_load_n(&slot->tier, __ATOMIC_RELAXED) != IOTIER_DEFAULT;
 	__atomic_store_n(&slot->handle, 0, __ATOMIC_RELAXED);
 	atomic_store(ATOMIC_S32(slot->tid), 0);
 	atomic_store_explicit(ATOMIC_U32(slot->in_use), 0, memory_order_release);
+	if (tagged)
+		state_file_publish();   /* a tagged thread fewer */
 }
 
 struct state_slot *slot_find_handle(pthread_t handle)
@@ -246,7 +252,10 @@ static int evaluate_locked(struct state_slot *slot)
 	slot->flags = (slot->explicit_tier ? SLOT_EXPLICIT : 0) |
 		      (!slot->explicit_tier && by_thread ? SLOT_BY_THREAD_RULE : 0) |
 		      (!slot->explicit_tier && !by_thread && by_process ? SLOT_BY_PROCESS_RULE : 0);
-	__atomic_store_n(&slot->tier, tier, __ATOMIC_RELEASE);
+	if ((int32_t)tier != slot->tier) {
+		__atomic_store_n(&slot->tier, tier, __ATOMIC_RELEASE);
+		state_file_publish();
+	}
 	cgroup_tier_thread(tid, tier == IOTIER_LOW); /* v1 only; no syscall until a low cgroup exists */
 	return err;
 }

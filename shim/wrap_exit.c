@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cgroup_tier.h"
+#include "state_file.h"
 #include "sys.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -17,6 +18,7 @@
 static __attribute__((noreturn)) void exit_now(int status)
 {
 	cgroup_tier_exit();
+	state_file_remove();
 	for (;;)
 		sys_call(SYS_exit_group, status);
 }

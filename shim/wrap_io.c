@@ -52,24 +52,17 @@ _Static_assert(sizeof(off_t) == 8, "the 64-bit aliases below assume a 64-bit off
  * two globals and the thread's tier, unless a low-path feature has work to do.
  */
 #define WRAP_READ(name, params, args, fd) WRAP_READ_VIA(name, params, args, fd, REAL(name) args)
-
-/* @call does the I/O: the real function, or the adaptive tier's path when a target is set. */
-#define WRAP_READ_VIA(name, params, args, fd, call)                                        \
-	EXPORT ssize_t name params                                                         \
-	{                                                                                  \
-		ssize_t ret;                                                               \
-		if (unlikely(in_shim))                                                     \
-			return REAL(name) args;                                            \
-		shim_io_prologue();                                                        \
-		ret = call;                                                                \
-		low_paths_after_read(fd, ret);                                             \
-		return ret;                                                                \
-	}
-
 #define WRAP_WRITE(name, params, args, fd, end)                                            \
 	WRAP_WRITE_VIA(name, params, args, fd, end, REAL(name) args)
 
+/* @call does the I/O: the real function, or the adaptive tier's path when a target is set. */
+#define WRAP_READ_VIA(name, params, args, fd, call)                                        \
+	WRAP_RW(name, params, args, call, low_paths_after_read(fd, ret))
 #define WRAP_WRITE_VIA(name, params, args, fd, end, call)                                  \
+	WRAP_RW(name, params, args, call, low_paths_after_write(fd, ret, end))
+
+/* One read or write: @call does it, then @after sees what it moved (in ret). */
+#define WRAP_RW(name, params, args, call, after)                                           \
 	EXPORT ssize_t name params                                                         \
 	{                                                                                  \
 		ssize_t ret;                                                               \
@@ -77,7 +70,7 @@ _Static_assert(sizeof(off_t) == 8, "the 64-bit aliases below assume a 64-bit off
 			return REAL(name) args;                                            \
 		shim_io_prologue();                                                        \
 		ret = call;                                                                \
-		low_paths_after_write(fd, ret, end);                                       \
+		after;                                                                     \
 		return ret;                                                                \
 	}
 

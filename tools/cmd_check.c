@@ -23,12 +23,16 @@
 #include "blkdev.h"
 #include "check_report.h"
 #include "check_trace.h"
+#include "cli_common.h"
 #include "commands.h"
 #include "cgroup_place.h"
 #include "config.h"
 #include "expect.h"
 #include "shim_options.h"
+#include "stalls_report.h"
+#include "stalls_session.h"
 #include "text_escape.h"
+#include "tier_classify.h"
 
 static const char check_help[] =
 	"usage: iotier check [OPTIONS] [--expect EXPR]... [--] CMD [ARGS...]\n"
@@ -102,7 +106,14 @@ struct check_args {
 	unsigned n_devs;
 	const char *baseline, *json;
 	bool no_sync, verbose;
+	bool wants_stalls;    /* an expectation names a `stall` path: trace stalls too */
 	struct shim_flags shim;
+};
+
+/* The tracers of one run: block I/O always, write-path stalls when asked for. */
+struct check_tracers {
+	struct check_trace *io;
+	struct stalls_session *stalls;
 };
 
 static bool ioprio_is(uint16_t got, int want)
@@ -120,27 +131,27 @@ static enum expect_tier classify(const struct iotrack_key *key, const char *cmdl
 {
 	const struct config *cfg = ctx;
 	char comm[IOTRACK_COMM_LEN + 1], pcomm[IOTRACK_COMM_LEN + 1];
-	enum iotier_tier thread_tier, process_tier;
+	enum expect_tier tier;
 
 	memcpy(comm, key->comm, IOTRACK_COMM_LEN);
 	comm[IOTRACK_COMM_LEN] = '\0';
 	memcpy(pcomm, key->pcomm, IOTRACK_COMM_LEN);
 	pcomm[IOTRACK_COMM_LEN] = '\0';
-	thread_tier = tier_from_thread_rules(&cfg->rules, comm);
-	process_tier = tier_from_process_rules(&cfg->rules, pcomm, cmdline);
-	switch (tier_resolve(IOTIER_DEFAULT, thread_tier, process_tier)) {
-	case IOTIER_LOW:
+	tier = tier_classify(cfg, comm, pcomm, cmdline);
+	switch (tier) {
+	case TIER_LOW:
 		*leak = !ioprio_is(key->ioprio, cfg->low_ioprio);
-		return TIER_LOW;
-	case IOTIER_HIGH:
+		break;
+	case TIER_HIGH:
 		/* "keep" promises nothing but not being demoted: idle is the only leak then. */
 		*leak = cfg->high_ioprio == IOPRIO_KEEP ? ((key->ioprio >> 13) & 7) == 3 :
 			!ioprio_is(key->ioprio, cfg->high_ioprio);
-		return TIER_HIGH;
+		break;
 	default:
 		*leak = false;
-		return TIER_DEFAULT;
+		break;
 	}
+	return tier;
 }
 
 static int parse_args(int argc, char **argv, struct check_args *a)
@@ -226,7 +237,7 @@ static void forward_signal(int sig)
  * must hold its pid before its first I/O, and its first I/O may be the exec itself.
  * Returns the pid, or -1 after printing why (exit status in *status: 126 or 127).
  */
-static pid_t start_command(char **argv, struct check_trace *trace,
+static pid_t start_command(char **argv, const struct check_tracers *tr,
 			   const struct config *place_cfg, int *status)
 {
 	int go[2], exec_err[2], err = 0;
@@ -265,7 +276,10 @@ static pid_t start_command(char **argv, struct check_trace *trace,
 	close(go[0]);
 	close(exec_err[1]);
 	child_pid = pid;
-	if (check_trace_follow(trace, pid) < 0 || check_trace_attach(trace, msg, sizeof(msg)) < 0) {
+	msg[0] = '\0';
+	if (check_trace_follow(tr->io, pid) < 0 || check_trace_attach(tr->io, msg, sizeof(msg)) < 0 ||
+	    (tr->stalls && (stalls_session_follow(tr->stalls, pid, false) < 0 ||
+			    stalls_session_attach(tr->stalls, msg, sizeof(msg)) < 0))) {
 		error_line("check", "%s", msg[0] ? msg : "cannot follow the command");
 		close(go[1]);
 		close(exec_err[0]);
@@ -287,14 +301,6 @@ static pid_t start_command(char **argv, struct check_trace *trace,
 	return pid;
 }
 
-static double now_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* validate: rules, classes, expectations, the baseline and the JSON path. 0 or exit status. */
 static int validate_args(struct check_args *a, struct config *cfg,
 			 struct check_report **baseline)
@@ -304,10 +310,14 @@ static int validate_args(struct check_args *a, struct config *cfg,
 
 	if (ret)
 		return ret;
-	for (int i = 0; i < a->n_exprs; i++)
+	for (int i = 0; i < a->n_exprs; i++) {
 		if (expect_parse(a->expr_text[i], a->baseline != NULL, &a->exprs[i], err,
 				 sizeof(err)) < 0)
 			return usage_error("check", "--expect '%s': %s", a->expr_text[i], err);
+		for (int n = 0; n < a->exprs[i].n_nodes; n++)
+			if (a->exprs[i].nodes[n].kind == NODE_REF && a->exprs[i].nodes[n].ref.stall)
+				a->wants_stalls = true;
+	}
 	if (a->baseline) {
 		*baseline = check_report_read_json(a->baseline, err, sizeof(err));
 		if (!*baseline)
@@ -342,64 +352,108 @@ static int wait_command(struct check_trace *trace, pid_t pid)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-/*
- * run: trace CMD from before its exec until it exits (and its writeback is done), then
- * classify what it did into @report. Returns 0 with CMD's status in @cmd_status and its
- * start time in @started, or an exit status after a message.
- */
-static int run_traced(const struct check_args *a, char **cmd, struct config *cfg,
-		      struct check_report *report, int *cmd_status, double *started)
+/* The cmdline the rules see for a stalled or dirtying process: what check_trace followed. */
+static const char *traced_cmdline(uint32_t tgid, char *buf, size_t len, void *ctx)
 {
-	struct sigaction sa = { 0 }, old_int, old_term;
-	struct check_trace *trace = NULL;
-	char err[512];
-	int ret = 1;
-	pid_t pid;
+	snprintf(buf, len, "%s", check_trace_cmdline(ctx, tgid));
+	return buf;
+}
 
-	if (check_trace_open(&trace, a->devs, a->n_devs, a->verbose, err, sizeof(err)) < 0) {
+/* open: the block I/O tracer, and the stall tracer when an expectation needs it. */
+static int open_tracers(const struct check_args *a, struct check_tracers *tr)
+{
+	struct stalls_options so = {
+		.filter_pids = true, .children = true, .devs = a->devs, .n_devs = a->n_devs,
+		.verbose = a->verbose,
+	};
+	char err[512];
+
+	if (check_trace_open(&tr->io, a->devs, a->n_devs, a->verbose, err, sizeof(err)) < 0 ||
+	    (a->wants_stalls && stalls_session_open(&tr->stalls, &so, err, sizeof(err)) < 0)) {
 		error_line("check", "%s", err);
 		return 1;
 	}
+	return 0;
+}
+
+/* collect: classify what the tracers counted into @report and @stalls. 0 or 1. */
+static int collect(const struct check_tracers *tr, struct config *cfg,
+		   struct check_report *report, struct stalls_report *stalls, double seconds)
+{
+	struct stalls_snapshot snap = { 0 };
+	int ret = check_trace_collect(tr->io, classify, cfg, report);
+
+	if (ret < 0) {
+		fprintf(stderr, "iotier check: reading the maps: %s\n", strerror(-ret));
+		return 1;
+	}
+	if (!tr->stalls)
+		return 0;
+	ret = stalls_session_read(tr->stalls, &snap);
+	if (!ret)
+		ret = stalls_report_build(stalls, &snap, seconds, cfg, traced_cmdline, tr->io);
+	stalls_snapshot_free(&snap);
+	if (ret < 0)
+		error_line("check", "reading the stall maps: %s", strerror(-ret));
+	return ret < 0 ? 1 : 0;
+}
+
+/*
+ * run: trace CMD from before its exec until it exits (and its writeback is done), then
+ * classify what it did into @report (and its stalls into @stalls). Returns 0 with CMD's
+ * status in @cmd_status and its start time in @started, or an exit status after a message.
+ */
+static int run_traced(const struct check_args *a, char **cmd, struct config *cfg,
+		      struct check_report *report, struct stalls_report *stalls, int *cmd_status,
+		      double *started)
+{
+	struct sigaction sa = { 0 }, old_int, old_term;
+	struct check_tracers tr = { 0 };
+	int ret = 1;
+	pid_t pid;
+
+	if (open_tracers(a, &tr))
+		goto close;
 	/* Like time(1): ^C reaches CMD from the terminal and we report what it did until then. */
 	sa.sa_handler = forward_signal;
 	sigaction(SIGTERM, &sa, &old_term);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGINT, &sa, &old_int);
-	*started = now_seconds();
-	pid = start_command(cmd, trace, a->shim.place_in_cgroup ? cfg : NULL, cmd_status);
+	*started = cli_now();
+	pid = start_command(cmd, &tr, a->shim.place_in_cgroup ? cfg : NULL, cmd_status);
 	if (pid < 0) {
 		ret = *cmd_status;
 		goto restore;
 	}
-	*cmd_status = wait_command(trace, pid);
+	*cmd_status = wait_command(tr.io, pid);
 	child_pid = 0;
 	if (*cmd_status < 0)
 		goto restore;
 	/* Writeback CMD left in the page cache is CMD's I/O too: make the flusher do it now. */
 	if (!a->no_sync)
 		sync();
-	check_trace_poll(trace, 0);
-	ret = check_trace_collect(trace, classify, cfg, report);
-	if (ret < 0)
-		fprintf(stderr, "iotier check: reading the maps: %s\n", strerror(-ret));
-	ret = ret < 0 ? 1 : 0;
+	check_trace_poll(tr.io, 0);
+	ret = collect(&tr, cfg, report, stalls, cli_now() - *started);
 restore:
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
-	check_trace_close(trace);
+close:
+	stalls_session_close(tr.stalls);
+	check_trace_close(tr.io);
 	return ret;
 }
 
 /* Judge every expectation against @report, printing each; the number that failed. */
 static int judge(const struct check_args *a, const struct check_report *report,
-		 const struct check_report *baseline, struct check_outcome *outcomes)
+		 const struct check_report *baseline, const struct stalls_report *stalls,
+		 struct check_outcome *outcomes)
 {
 	int failed = 0;
 
 	if (a->n_exprs)
 		printf("\nexpectations:\n");
 	for (int i = 0; i < a->n_exprs; i++) {
-		struct check_sources src = { report, baseline };
+		struct check_sources src = { report, baseline, a->wants_stalls ? stalls : NULL };
 		struct expect_result *res = &outcomes[i].result;
 
 		outcomes[i].expr = a->expr_text[i];
@@ -418,14 +472,19 @@ static int judge(const struct check_args *a, const struct check_report *report,
 /* report: the table, the expectations and the JSON file. The exit status. */
 static int report_results(const struct check_args *a, char **cmd, int cmd_status,
 			  double seconds, const struct check_report *report,
-			  const struct check_report *baseline, struct check_outcome *outcomes)
+			  const struct check_report *baseline, const struct stalls_report *stalls,
+			  struct check_outcome *outcomes)
 {
 	char err[512];
 	int failed;
 
 	printf("\n");
 	check_report_print(report, stdout);
-	failed = judge(a, report, baseline, outcomes);
+	if (a->wants_stalls) {
+		printf("\n");
+		stalls_report_print_text(stalls, stdout);
+	}
+	failed = judge(a, report, baseline, stalls, outcomes);
 	if (cmd_status) {
 		fputs("\ncommand failed: '", stdout);
 		text_escape_fputs(cmd[0], stdout);
@@ -460,6 +519,7 @@ static int check_main(int argc, char **argv)
 	struct check_args a = { 0 };
 	struct check_report *baseline = NULL, *report = NULL;
 	struct check_outcome *outcomes = NULL;
+	struct stalls_report stalls = { 0 };
 	int ret, exit_code = 1, cmd_status = 0;
 	double started = 0;
 
@@ -476,11 +536,12 @@ static int check_main(int argc, char **argv)
 	exit_code = validate_args(&a, &cfg, &baseline);
 	if (exit_code)
 		goto cleanup;
-	exit_code = run_traced(&a, argv + optind, &cfg, report, &cmd_status, &started);
+	exit_code = run_traced(&a, argv + optind, &cfg, report, &stalls, &cmd_status, &started);
 	if (!exit_code)
-		exit_code = report_results(&a, argv + optind, cmd_status, now_seconds() - started,
-					   report, baseline, outcomes);
+		exit_code = report_results(&a, argv + optind, cmd_status, cli_now() - started,
+					   report, baseline, &stalls, outcomes);
 cleanup:
+	stalls_report_free(&stalls);
 	check_report_free(report);
 	check_report_free(baseline);
 	free(outcomes);

@@ -15,7 +15,9 @@
 #include <unistd.h>
 
 #include "blkdev.h"
+#include "cli_common.h"
 #include "commands.h"
+#include "expo.h"
 #include "lat_report.h"
 #include "lat_session.h"
 
@@ -23,6 +25,7 @@ static const char lat_help[] =
 	"usage: iotier lat [-d DEV]... [--pid PID] [--cgroup PATH] [--op read,write,...]\n"
 	"                  [--by class|level] [--interval S] [--count N] [--duration S]\n"
 	"                  [--format text|json|prom] [--queue|--device] [--histogram]\n"
+	"                  [--listen ADDR:PORT] [--textfile PATH] [--shim-dir DIR|--no-shim]\n"
 	"\n"
 	"Trace block requests with BPF and report their latency per device, operation and I/O\n"
 	"priority (class none, rt, be or idle, and level 0-7): count, bytes, P50, P90, P99,\n"
@@ -51,6 +54,7 @@ static const char lat_help[] =
 	"      --attach MODE      auto (default), tp_btf or raw_tp\n"
 	"      --inflight-max N   size of the in-flight request map (default 16384)\n"
 	"  -v, --verbose          show libbpf's messages\n"
+	EXPO_HELP
 	"\n"
 	"examples:\n"
 	"  iotier lat -d nvme0n1\n"
@@ -63,7 +67,9 @@ static const char lat_help[] =
 	"      machine-readable reports every ten seconds\n"
 	"  iotier lat --format prom --duration 15 > /var/lib/node_exporter/iotier.prom.$$ &&\n"
 	"    mv /var/lib/node_exporter/iotier.prom.$$ /var/lib/node_exporter/iotier.prom\n"
-	"      a snapshot for node_exporter's textfile collector\n";
+	"      a snapshot for node_exporter's textfile collector\n"
+	"  iotier lat --listen 127.0.0.1:9586 --by class\n"
+	"      a Prometheus exporter, until SIGTERM (docs/operations.md)\n";
 
 enum { OPT_ATTACH = 256, OPT_INFLIGHT, OPT_CHILDREN };
 
@@ -85,53 +91,9 @@ static const struct option lat_options[] = {
 	{ "inflight-max", required_argument, NULL, OPT_INFLIGHT },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
+	EXPO_LONG_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
-
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
-
-/* A positive number of seconds, at most a day's worth of reports apart. */
-static int parse_seconds(const char *s, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !(v > 0) || v > 1e7)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-static int parse_ulong(const char *s, unsigned long max, unsigned long *out)
-{
-	char *end;
-	unsigned long v;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v == 0 || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* Everything the command line asks for. */
 struct lat_args {
@@ -142,17 +104,10 @@ struct lat_args {
 	unsigned long count, pid;
 	bool queue_set, device_set;
 	__u32 tgid;
+	struct expo_options xo;   /* --listen, --textfile: the exporter (tools/exporter) */
 };
 
 /* Index of @value in the NULL-terminated @names, or -1. */
-static int pick(const char *value, const char *const *names)
-{
-	for (int i = 0; names[i]; i++)
-		if (!strcmp(value, names[i]))
-			return i;
-	return -1;
-}
-
 /* Options that select one thing (who and what is traced): 0 or an exit status. */
 static int parse_filter(struct lat_args *a, int opt, const char *arg)
 {
@@ -169,7 +124,7 @@ static int parse_filter(struct lat_args *a, int opt, const char *arg)
 		o->ndevs++;
 		return 0;
 	case 'p':
-		if (parse_ulong(arg, 0x3fffffff, &a->pid) < 0)
+		if (cli_parse_ulong(arg, 0x3fffffff, &a->pid) < 0)
 			return usage_error("lat", "bad pid '%s'", arg);
 		if (kill((pid_t)a->pid, 0) < 0 && errno == ESRCH)
 			return usage_error("lat", "no process with pid '%s'", arg);
@@ -200,31 +155,31 @@ static int parse_output(struct lat_args *a, int opt, const char *arg)
 
 	switch (opt) {
 	case 'b':
-		if ((i = pick(arg, bys)) < 0)
+		if ((i = cli_pick(arg, bys)) < 0)
 			return usage_error("lat", "bad --by '%s' (class or level)", arg);
 		a->ro.by_class = i == 1;
 		return 0;
 	case 'i':
-		return parse_seconds(arg, &a->interval) < 0 ?
+		return cli_parse_seconds(arg, &a->interval) < 0 ?
 		       usage_error("lat", "bad interval '%s'", arg) : 0;
 	case 'n':
-		return parse_ulong(arg, 1000000000ul, &a->count) < 0 ?
+		return cli_parse_ulong(arg, 1000000000ul, &a->count) < 0 ?
 		       usage_error("lat", "bad count '%s'", arg) : 0;
 	case 't':
-		return parse_seconds(arg, &a->duration) < 0 ?
+		return cli_parse_seconds(arg, &a->duration) < 0 ?
 		       usage_error("lat", "bad duration '%s'", arg) : 0;
 	case 'f':
-		if ((i = pick(arg, formats)) < 0)
+		if ((i = cli_pick(arg, formats)) < 0)
 			return usage_error("lat", "unknown format '%s' (text, json or prom)", arg);
 		a->fmt = (enum lat_format)i;
 		return 0;
 	case OPT_ATTACH:
-		if ((i = pick(arg, attaches)) < 0)
+		if ((i = cli_pick(arg, attaches)) < 0)
 			return usage_error("lat", "bad --attach '%s' (auto, tp_btf or raw_tp)", arg);
 		a->o.attach = (enum lat_attach)i;
 		return 0;
 	default: /* OPT_INFLIGHT */
-		if (parse_ulong(arg, 1u << 22, &ul) < 0)
+		if (cli_parse_ulong(arg, 1u << 22, &ul) < 0)
 			return usage_error("lat", "bad --inflight-max '%s'", arg);
 		a->o.inflight_max = (__u32)ul;
 		return 0;
@@ -260,6 +215,9 @@ static int parse_args(int argc, char **argv, struct lat_args *a)
 			break;
 		case 'v':
 			a->o.verbose = true;
+			break;
+		case EXPO_OPT_FIRST ... EXPO_OPT_LAST:
+			ret = expo_set_option(&a->xo, opt, optarg);
 			break;
 		case 'h':
 			fputs(lat_help, stdout);
@@ -331,12 +289,12 @@ static int read_and_report(struct lat_session *s, const struct lat_args *a,
 static int run(struct lat_session *s, const struct lat_args *a, struct lat_snapshot *snap,
 	       struct lat_snapshot *total)
 {
-	double start = now_s(), next = a->interval ? start + a->interval : 0;
+	double start = cli_now(), next = a->interval ? start + a->interval : 0;
 	unsigned long left = a->count;
 
 	/* poll: wake every 100 ms to notice signals, the interval and the duration */
-	while (!stop) {
-		double t = now_s();
+	while (!cli_stop) {
+		double t = cli_now();
 
 		if (a->duration && t - start >= a->duration)
 			break;
@@ -360,7 +318,6 @@ static int lat_main(int argc, char **argv)
 			      .fmt = LAT_FORMAT_TEXT };
 	struct lat_snapshot snap, total;
 	struct lat_session *s = NULL;
-	struct sigaction sa;
 	char err[512];
 	int ret;
 
@@ -369,15 +326,15 @@ static int lat_main(int argc, char **argv)
 		ret = validate_args(&a);
 	if (ret)
 		return ret < 0 ? 0 : ret;
+	if (expo_wanted(&a.xo))
+		return expo_main(&a.xo, &(struct expo_run){ .lat = a.o, .report = a.ro,
+			.format = a.fmt, .interval = a.interval, .duration = a.duration, .count = a.count });
 	if (lat_preflight(err, sizeof(err)) < 0) {
 		error_line("lat", "%s", err);
 		return 1;
 	}
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	cli_stop_on_signals();
 	lat_snapshot_init(&snap);
 	lat_snapshot_init(&total);
 

@@ -22,6 +22,8 @@ extern const struct command command_threads;
  * iotier check's iotrack tracer (built only with BPF support). */
 extern const struct command command_lat;
 extern const struct command command_check;
+/* `iotier stalls`: write-path stalls per thread (bpf/stalls, built only with BPF support). */
+extern const struct command command_stalls;
 
 /* Print "iotier NAME: message" on stderr; returns EXIT_USAGE for `return usage_error(...)`. */
 int usage_error(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

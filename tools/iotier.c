@@ -17,6 +17,7 @@ static const struct command *const commands[] = {
 	&command_lat, /* cmd_lat.c, or cmd_lat_stub.c in a build without BPF */
 #ifdef IOTIER_HAVE_BPF
 	&command_check,
+	&command_stalls,
 #endif
 };
 

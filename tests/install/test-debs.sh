@@ -46,6 +46,13 @@ if [ "${1:-}" = --inside ]; then
   out=$(in_root iotier run --low 'x*' -- sh -c 'echo "$LD_PRELOAD"' 2>&1)
   [ "$out" = "/usr/lib/$multiarch/libiotier.so.0" ] ||
     { echo "FAIL: with libiotier0 and iotier only, iotier run preloads '$out'"; exit 1; }
+  # The exporter's unit is where systemd looks, runs the packaged iotier, and is neither
+  # enabled nor started by the package.
+  unit=/lib/systemd/system/iotier-exporter.service
+  grep -qx 'ExecStart=/usr/bin/iotier lat --listen :9586 --by class' "$root$unit" ||
+    { echo "FAIL: $unit missing or not running /usr/bin/iotier"; exit 1; }
+  [ -z "$(find "$root/etc/systemd/system" -name iotier-exporter.service 2>/dev/null)" ] ||
+    { echo "FAIL: the package enabled $unit"; exit 1; }
   if ! in_root dpkg -i "$(deb libiotier-dev)" > "$scratch/dpkg.log" 2>&1; then
     echo "FAIL: dpkg -i libiotier-dev:"; cat "$scratch/dpkg.log"; exit 1
   fi

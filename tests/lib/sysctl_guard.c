@@ -7,9 +7,12 @@
 #include "small_file.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #define MAX_SAVED 8
 
@@ -19,6 +22,31 @@ static struct saved {
 	char now[64]; /* what the test set, or old when it only saved */
 } saved[MAX_SAVED];
 static int n_saved;
+static int lock_fd = -1;
+
+/*
+ * Sysctls are the whole machine's: two tests that lower the same vm.dirty_* limits at once
+ * would each save the other's value as "old", and the last to restore would leave it set for
+ * good. So a test holds this lock from its first save to its restore, and such tests take
+ * turns (they wait here, never fail for it).
+ */
+#define LOCK_PATH "/run/lock/iotier-test-sysctl.lock"
+#define LOCK_PATH_FALLBACK "/tmp/iotier-test-sysctl.lock"
+
+static int take_lock(void)
+{
+	if (lock_fd >= 0)
+		return 0;
+	lock_fd = open(LOCK_PATH, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (lock_fd < 0)
+		lock_fd = open(LOCK_PATH_FALLBACK, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (lock_fd < 0)
+		return -1;
+	while (flock(lock_fd, LOCK_EX) < 0)
+		if (errno != EINTR)
+			return -1;
+	return 0;
+}
 
 static struct saved *find(const char *path)
 {
@@ -47,6 +75,8 @@ static struct saved *save(const char *key)
 		errno = ENOSPC;
 		return NULL;
 	}
+	if (take_lock() < 0)
+		return NULL;
 	s = &saved[n_saved];
 	snprintf(s->path, sizeof(s->path), "%s", path);
 	if (read_small(path, s->old, sizeof(s->old)) < 0)
@@ -111,4 +141,8 @@ void sysctl_restore(void)
 			write_file(s->path, s->old);
 	}
 	n_saved = 0;
+	if (lock_fd >= 0) {
+		close(lock_fd); /* the next test may save what is now the machine's own value */
+		lock_fd = -1;
+	}
 }

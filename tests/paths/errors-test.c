@@ -9,6 +9,7 @@
  *             tmpfs, space freed afterwards): fdatasync reports the error (the shim's waits
  *             once consumed it through the program's file description).
  *   wb-strict the same with strict writeback steering from a low thread.
+ *   wb-budget the same with a 1 MiB dirty budget: the low writer's waits must not eat it.
  *   aio-cancel a low thread with a cancellation pending submits through io_submit under
  *             IOTIER_LOW_RATE: the rate limit's sleep after the submission must not be the
  *             cancellation point that unwinds it (the program would think it never returned).
@@ -312,6 +313,8 @@ static int parent_wb(const char *self, const char *lib, const char *mode)
 	char *drop[] = { "IOTIER_DROP_BEHIND=*/wb.log", "IOTIER_LOW=bg-*", NULL };
 	char *strict[] = { "IOTIER_LOW=bg-*", "IOTIER_WRITEBACK=1M", "IOTIER_WRITEBACK_STRICT=1",
 			   NULL };
+	char *budget[] = { "IOTIER_LOW=bg-*", "IOTIER_WRITEBACK=0", "IOTIER_DIRTY_BUDGET=1M",
+			   NULL };
 	struct scratch_fs_opts opts = { .bytes = 32u << 20, .backing_dir = tmpfs, .type = "ext2",
 					.mnt = mnt };
 	struct scratch_fs fs;
@@ -338,7 +341,8 @@ static int parent_wb(const char *self, const char *lib, const char *mode)
 	snprintf(cmd, sizeof(cmd), "dd if=/dev/zero of=%s bs=1M >/dev/null 2>&1", filler);
 	if (system(cmd) == -1)
 		return test_fail("cannot run dd");
-	ret = run_child(self, lib, args, strcmp(mode, "wb-drop") ? strict : drop);
+	ret = run_child(self, lib, args, !strcmp(mode, "wb-drop") ? drop :
+			!strcmp(mode, "wb-budget") ? budget : strict);
 	scratch_fs_destroy(&fs);
 	umount2(tmpfs, MNT_DETACH);
 	return ret;
@@ -373,7 +377,7 @@ int main(int argc, char **argv)
 
 		return run_child("/proc/self/exe", lib, args, env);
 	}
-	if (!strcmp(mode, "wb-drop") || !strcmp(mode, "wb-strict"))
+	if (!strcmp(mode, "wb-drop") || !strcmp(mode, "wb-strict") || !strcmp(mode, "wb-budget"))
 		return parent_wb("/proc/self/exe", lib, mode);
 	if (!strcmp(mode, "aio-null")) {
 		char *args[] = { argv[0], (char *)lib, "child-aio-null", NULL };

@@ -176,7 +176,7 @@ START_TEST(test_errors)
 		    "column 16: expression ends early (expected a number or a path)");
 	parse_fails("high.read.q99 < 2ms",
 		    "column 11: unknown metric 'q99' (expected bytes, count, class, pN, max, mean, "
-		    "or ratio after leak)");
+		    "ratio after leak, or total after stall)");
 	parse_fails("high.read.p101 < 2ms",
 		    "column 11: bad percentile 'p101' (expected p1 to p100, such as p99 or p99.9)");
 	parse_fails("high.reed.p99 < 2ms",
@@ -215,6 +215,64 @@ START_TEST(test_errors)
 }
 END_TEST
 
+START_TEST(test_stall_paths)
+{
+	const struct expect_ref *ref;
+
+	ck_assert_int_eq(expect_parse("high.stall.dirty_throttle.total < 10ms", false, &e, err,
+				      sizeof(err)), 0);
+	ref = &e.nodes[e.lhs].ref;
+	ck_assert(ref->stall);
+	ck_assert_int_eq(ref->tier, TIER_HIGH);
+	ck_assert_int_eq(ref->stall_cause, STALL_CAUSE_DIRTY_THROTTLE);
+	ck_assert_int_eq(ref->metric, METRIC_TOTAL);
+	ck_assert_int_eq(e.nodes[e.lhs].dim, DIM_TIME);
+
+	ck_assert_int_eq(expect_parse("low.stall.count == 0", false, &e, err, sizeof(err)), 0);
+	ref = &e.nodes[e.lhs].ref;
+	ck_assert(ref->stall);
+	ck_assert_int_eq(ref->stall_cause, STALL_CAUSES_ALL);
+	ck_assert_int_eq(ref->metric, METRIC_COUNT);
+
+	ck_assert_int_eq(expect_parse("default.stall.fsync.p99.9 <= 2 * default.stall.fsync.p50",
+				      false, &e, err, sizeof(err)), 0);
+	ck_assert_int_eq(e.nodes[e.lhs].ref.stall_cause, STALL_CAUSE_FSYNC);
+	ck_assert(fabs(e.nodes[e.lhs].ref.percentile - 99.9) < 1e-9);
+	ck_assert_int_eq(expect_parse("high.stall.writeback_wait.max < 1s", false, &e, err,
+				      sizeof(err)), 0);
+	ck_assert_int_eq(e.nodes[e.lhs].ref.stall_cause, STALL_CAUSE_WRITEBACK_WAIT);
+	ck_assert_int_eq(expect_parse("high.stall.mean < 1ms", false, &e, err, sizeof(err)), 0);
+	ck_assert_str_eq(expect_stall_cause_name(STALL_CAUSE_FSYNC), "fsync");
+	ck_assert_str_eq(expect_stall_cause_name(STALL_CAUSES_ALL), "all");
+}
+END_TEST
+
+START_TEST(test_stall_errors)
+{
+	parse_fails("high.stall.dirty.total < 1ms",
+		    "column 12: unknown stall cause 'dirty' (expected dirty_throttle, "
+		    "writeback_wait or fsync)");
+	parse_fails("high.stall.fsync.bytes > 0",
+		    "column 18: 'bytes' is not measured for stalls (expected count, total, max, "
+		    "mean or pN)");
+	parse_fails("high.stall.fsync.total < 1",
+		    "column 26: '1' needs a unit: 'high.stall.fsync.total' is a time (ns, us, ms or "
+		    "s)");
+	parse_fails("high.stall.fsync.write.count == 0",
+		    "column 18: unexpected 'write' in 'high.stall.fsync.write.count' (expected a "
+		    "metric)");
+	parse_fails("unattributed.stall.count == 0",
+		    "column 14: 'stall' applies to threads of the low, high and default tiers, not "
+		    "to 'unattributed'");
+	parse_fails("high.stall < 1ms", "column 1: 'high.stall' names no metric");
+	parse_fails("high.write.total < 1ms",
+		    "column 12: 'total' needs a stall path, as in 'high.stall.dirty_throttle.total'");
+	ck_assert_int_eq(expect_parse("high.stall.total < baseline.stall.total", true, &e, err,
+				      sizeof(err)), -1);
+	ck_assert_str_eq(err, "column 20: 'baseline.stall.total': a baseline has no stalls");
+}
+END_TEST
+
 static Suite *expect_suite(void)
 {
 	Suite *s = suite_create("expect");
@@ -231,6 +289,10 @@ static Suite *expect_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("errors");
 	tcase_add_test(tc, test_errors);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("stalls");
+	tcase_add_test(tc, test_stall_paths);
+	tcase_add_test(tc, test_stall_errors);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -66,7 +66,7 @@ static void teardown(void)
 
 static double value(const struct check_report *rep, const char *text, uint32_t *mask)
 {
-	struct check_sources src = { rep, rep };
+	struct check_sources src = { rep, rep, NULL };
 	struct expect_value v;
 	struct expect e;
 	char err[EXPECT_ERROR_MAX];

@@ -14,10 +14,10 @@
 #   4. run the vm suite with IOTIER_UPDATE_README=1 once to write its row.
 # POSIX sh: busybox runs it in the guest, dash on the host.
 
-MATRIX_FEATURES="lat-exact lat-pid check-direct check-buffered shim-thread cgroup-weights"
+MATRIX_FEATURES="lat-exact lat-pid check-direct check-buffered shim-thread cgroup-weights adaptive"
 
 # Programs the features run, copied into the guest's /iotier/bin (libiotier.so: /iotier/lib).
-MATRIX_PROGRAMS="iotier libiotier.so lat-test check-test check-workload tier-probe vm-checks cgroup-probe test-cgroup-v1"
+MATRIX_PROGRAMS="iotier libiotier.so lat-test check-test check-workload tier-probe vm-checks cgroup-probe test-cgroup-v1 adaptive-test"
 
 matrix_title() {
   case $1 in
@@ -27,6 +27,7 @@ matrix_title() {
     check-buffered) echo '`iotier check`: buffered writes, writeback leak attributed' ;;
     shim-thread) echo 'shim: tagging by thread name' ;;
     cgroup-weights) echo 'cgroup io weights (v2 in the VMs, v1 on the host)' ;;
+    adaptive) echo 'shim: adaptive low tier held under contention, released after' ;;
   esac
 }
 
@@ -58,6 +59,8 @@ matrix_cmd() {
       else
         "$BIN/test-cgroup-v1" "$SHIM" "$BIN/iotier" "$BIN/cgroup-probe"
       fi ;;
+    adaptive)
+      "$BIN/adaptive-test" "$SHIM" ;;
     *) echo "matrix: no feature $1" >&2; return 1 ;;
   esac
 }

@@ -17,6 +17,7 @@
 #include "lat_report.h" /* the coverage lines, as `lat` prints them */
 #include "text_escape.h"
 #include "rules.h"       /* ioprio_class_names */
+#include "stalls_report.h"
 
 
 struct check_report *check_report_new(void)
@@ -149,6 +150,8 @@ int check_report_lookup(const struct expect_ref *ref, struct expect_value *out, 
 	uint64_t leak_count = 0, leak_bytes = 0;
 
 	memset(out, 0, sizeof(*out));
+	if (ref->stall)
+		return src->stalls ? stalls_report_lookup(ref, out, (void *)src->stalls) : -1;
 	if (!r || (unsigned)ref->tier >= TIER_COUNT)
 		return -1;
 	select_cells(r, ref, &sel, &out->class_mask);
@@ -187,6 +190,8 @@ int check_report_lookup(const struct expect_ref *ref, struct expect_value *out, 
 	case METRIC_MEAN:
 		out->v = sel.lat.count ? (double)sel.lat.sum_ns / (double)sel.lat.count : 0;
 		return sel.lat.count ? 0 : -1;
+	case METRIC_TOTAL: /* stall paths only, answered above */
+		return -1;
 	}
 	return -1;
 }

@@ -64,9 +64,12 @@ int check_report_add(struct check_report *r, enum expect_tier tier, const struct
 double check_cell_percentile(const struct check_cell *c, double p);
 
 /* The pair the expect lookup reads from: this run and, optionally, a baseline. */
+struct stalls_report;
+
 struct check_sources {
 	const struct check_report *run;
 	const struct check_report *baseline;
+	const struct stalls_report *stalls; /* `stall` paths; NULL: they have no data */
 };
 
 /* An expect_lookup_fn; @ctx is a struct check_sources. */

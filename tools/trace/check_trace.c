@@ -182,7 +182,7 @@ static int handle_title(void *ctx, void *data, size_t size)
  * The command line the rules see for @tgid: its title at its latest I/O, else the one it
  * exec'd with, else (a forked child that has not exec'd) its parent's.
  */
-static const char *cmdline_of(struct check_trace *t, uint32_t tgid)
+const char *check_trace_cmdline(struct check_trace *t, uint32_t tgid)
 {
 	for (int depth = 0; depth < 64 && tgid; depth++) {
 		struct proc *p = proc_find(t, tgid);
@@ -358,7 +358,7 @@ int check_trace_collect(struct check_trace *t, check_classify_fn classify, void 
 		prev = &key;
 		if (bpf_map_lookup_elem(stats_fd, &key, st) < 0)
 			continue;
-		tier = key.tgid ? classify(&key, cmdline_of(t, key.tgid), &leak, ctx) :
+		tier = key.tgid ? classify(&key, check_trace_cmdline(t, key.tgid), &leak, ctx) :
 		       TIER_UNATTRIBUTED;
 		ret = check_report_add(r, tier, &key, st, leak);
 		if (ret < 0)

@@ -46,6 +46,12 @@ int check_trace_poll(struct check_trace *t, int timeout_ms);
 int check_trace_collect(struct check_trace *t, check_classify_fn classify, void *ctx,
 			struct check_report *r);
 
+/*
+ * The command line the rules see for @tgid: its title at its latest I/O, else the one it
+ * exec'd with, else (a forked child that has not exec'd) its parent's; "" when unknown.
+ */
+const char *check_trace_cmdline(struct check_trace *t, uint32_t tgid);
+
 void check_trace_close(struct check_trace *t);
 
 #endif

@@ -19,6 +19,8 @@
 static const char *const tier_names[TIER_COUNT] = { "low", "high", "default", "unattributed" };
 static const char *const op_names[OP_COUNT] = { "read", "write", "other" };
 static const char *const cause_names[CAUSE_COUNT] = { "submit", "writeback", "journal", "other" };
+static const char *const stall_cause_names[STALL_CAUSE_COUNT] = { "dirty_throttle",
+								   "writeback_wait", "fsync" };
 
 const char *expect_tier_name(enum expect_tier tier)
 {
@@ -33,6 +35,11 @@ const char *expect_op_name(int op)
 const char *expect_cause_name(int cause)
 {
 	return cause >= 0 && cause < CAUSE_COUNT ? cause_names[cause] : "all";
+}
+
+const char *expect_stall_cause_name(int cause)
+{
+	return cause >= 0 && cause < STALL_CAUSE_COUNT ? stall_cause_names[cause] : "all";
 }
 
 const char *expect_class_name(int ioclass)
@@ -308,6 +315,9 @@ static int parse_metric(struct parser *p, const struct segment *g, struct expect
 	} else if (seg_is(g, "max")) {
 		ref->metric = METRIC_MAX;
 		*dim = DIM_TIME;
+	} else if (seg_is(g, "total")) {
+		ref->metric = METRIC_TOTAL;
+		*dim = DIM_TIME;
 	} else if (seg_is(g, "mean")) {
 		ref->metric = METRIC_MEAN;
 		*dim = DIM_TIME;
@@ -333,8 +343,51 @@ static int parse_metric(struct parser *p, const struct segment *g, struct expect
 		*dim = DIM_TIME;
 	} else {
 		return fail(p, g->col, "unknown metric '%.*s' (expected bytes, count, class, "
-			    "pN, max, mean, or ratio after leak)", (int)g->len, g->s);
+			    "pN, max, mean, ratio after leak, or total after stall)", (int)g->len, g->s);
 	}
+	return 0;
+}
+
+/*
+ * TIER.stall[.CAUSE].METRIC, from segment @i (after the tier): the time threads of a tier
+ * waited in the write path, as `iotier stalls` measures it.
+ */
+static int parse_stall_ref(struct parser *p, const struct token *t, const struct segment *segs,
+			   int n, int i, struct expect_node *node)
+{
+	struct expect_ref *ref = &node->ref;
+	int cause;
+
+	if (ref->baseline)
+		return fail(p, segs[0].col, "'%.*s': a baseline has no stalls", (int)t->len,
+			    t->start);
+	if (ref->tier == TIER_UNATTRIBUTED)
+		return fail(p, segs[i].col, "'stall' applies to threads of the low, high and "
+			    "default tiers, not to 'unattributed'");
+	ref->stall = true;
+	ref->stall_cause = STALL_CAUSES_ALL;
+	i++;
+	if (i < n - 1) {
+		cause = seg_lookup(&segs[i], stall_cause_names, STALL_CAUSE_COUNT);
+		if (cause < 0)
+			return fail(p, segs[i].col, "unknown stall cause '%.*s' (expected "
+				    "dirty_throttle, writeback_wait or fsync)", (int)segs[i].len,
+				    segs[i].s);
+		ref->stall_cause = cause;
+		i++;
+	}
+	if (i < n - 1)
+		return fail(p, segs[i].col, "unexpected '%.*s' in '%.*s' (expected a metric)",
+			    (int)segs[i].len, segs[i].s, (int)t->len, t->start);
+	if (i == n)
+		return fail(p, t->col, "'%.*s' names no metric", (int)t->len, t->start);
+	if (parse_metric(p, &segs[i], ref, &node->dim) < 0)
+		return -1;
+	if (ref->metric != METRIC_COUNT && ref->metric != METRIC_TOTAL &&
+	    ref->metric != METRIC_MAX && ref->metric != METRIC_MEAN &&
+	    ref->metric != METRIC_PERCENTILE)
+		return fail(p, segs[i].col, "'%.*s' is not measured for stalls (expected count, "
+			    "total, max, mean or pN)", (int)segs[i].len, segs[i].s);
 	return 0;
 }
 
@@ -384,6 +437,8 @@ static int parse_ref(struct parser *p, const struct token *t, struct expect_node
 		return fail(p, segs[0].col, "unknown tier '%.*s' (expected low, high, default, "
 			    "unattributed or baseline)", (int)segs[0].len, segs[0].s);
 	}
+	if (i < n && seg_is(&segs[i], "stall"))
+		return parse_stall_ref(p, t, segs, n, i, node);
 	if (i < n - 1 && (op = seg_lookup(&segs[i], op_names, OP_COUNT)) >= 0) {
 		ref->op = op;
 		i++;
@@ -420,6 +475,9 @@ static int parse_ref(struct parser *p, const struct token *t, struct expect_node
 			    "count or ratio)", (int)segs[i].len, segs[i].s);
 	if (ref->metric == METRIC_RATIO && !ref->leak)
 		return fail(p, segs[i].col, "'ratio' needs a leak path, as in 'low.leak.ratio'");
+	if (ref->metric == METRIC_TOTAL)
+		return fail(p, segs[i].col, "'total' needs a stall path, as in "
+			    "'high.stall.dirty_throttle.total'");
 	if (ref->metric == METRIC_CLASS && ref->ioclass >= 0)
 		return fail(p, segs[i].col, "'class' cannot follow a class in '%.*s'",
 			    (int)t->len, t->start);

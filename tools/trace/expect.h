@@ -42,6 +42,16 @@ enum expect_metric {
 	METRIC_MEAN,
 	METRIC_CLASS,      /* the set of classes the I/O arrived with */
 	METRIC_RATIO,      /* leak bytes / all bytes of the tier (leak paths only) */
+	METRIC_TOTAL,      /* time summed over every stall (stall paths only) */
+};
+
+/* Where a thread waited in the write path (`iotier stalls`); same order as bpf/stalls.h. */
+enum expect_stall_cause {
+	STALL_CAUSES_ALL = -1,
+	STALL_CAUSE_DIRTY_THROTTLE = 0,
+	STALL_CAUSE_WRITEBACK_WAIT,
+	STALL_CAUSE_FSYNC,
+	STALL_CAUSE_COUNT
 };
 
 /* What a path names. The lookup callback answers it from a run or a baseline report. */
@@ -54,6 +64,8 @@ struct expect_ref {
 	int cause;       /* enum expect_cause, CAUSES_ALL; meaningful when leak */
 	enum expect_metric metric;
 	double percentile; /* 0 < p <= 100 for METRIC_PERCENTILE */
+	bool stall;        /* TIER.stall[.CAUSE].METRIC: write-path stalls, not block I/O */
+	int stall_cause;   /* enum expect_stall_cause, STALL_CAUSES_ALL; meaningful when stall */
 };
 
 /* Classes as a set: bit (class * 8 + level) of an ioprio value. */
@@ -124,5 +136,6 @@ const char *expect_tier_name(enum expect_tier tier);
 const char *expect_op_name(int op);
 const char *expect_cause_name(int cause);
 const char *expect_class_name(int ioclass); /* "none", "rt", "be", "idle" */
+const char *expect_stall_cause_name(int cause); /* "dirty_throttle", ...; "all" for -1 */
 
 #endif

@@ -278,7 +278,16 @@ void lat_report_json(FILE *out, const struct lat_snapshot *snap, const struct la
 	fflush(out);
 }
 
-static void prom_labels(FILE *out, const struct lat_row *row, const char *dev)
+/* One `le` per power of two; each is an exact bucket boundary, so counts are exact. */
+bool lat_prom_le(__u32 b, double *le)
+{
+	if ((b + 1) % HIST_SUB || b + 1 < HIST_SUB)
+		return false;
+	*le = (double)hist_bucket_high(b) / 1e9;
+	return true;
+}
+
+void lat_prom_labels(FILE *out, const struct lat_row *row, const char *dev)
 {
 	fprintf(out, "device=\"%s\",op=\"%s\",class=\"%s\",level=\"", dev, lat_op_name(row->op),
 		lat_class_name(row->ioclass));
@@ -298,7 +307,7 @@ static void prom_counter(FILE *out, const struct lat_snapshot *snap, const char 
 	for (size_t i = 0; i < snap->nrows; i++) {
 		blkdev_name(snap->rows[i].dev, dev, sizeof(dev));
 		fprintf(out, "%s{", name);
-		prom_labels(out, &snap->rows[i], dev);
+		lat_prom_labels(out, &snap->rows[i], dev);
 		fprintf(out, "} %llu\n", (unsigned long long)(bytes ? snap->rows[i].bytes :
 								snap->rows[i].count));
 	}
@@ -319,24 +328,24 @@ void lat_report_prom(FILE *out, const struct lat_snapshot *snap, const struct la
 		__u64 cum = 0;
 
 		blkdev_name(row->dev, dev, sizeof(dev));
-		/* One `le` per power of two; each is an exact bucket boundary, so counts are exact. */
 		for (__u32 b = 0; b < HIST_OVERFLOW; b++) {
+			double le;
+
 			cum += l->slots[b];
-			if ((b + 1) % HIST_SUB || b + 1 < HIST_SUB)
+			if (!lat_prom_le(b, &le))
 				continue;
 			fprintf(out, "iotier_block_%s_latency_seconds_bucket{", stage);
-			prom_labels(out, row, dev);
-			fprintf(out, ",le=\"%.12g\"} %llu\n", (double)hist_bucket_high(b) / 1e9,
-				(unsigned long long)cum);
+			lat_prom_labels(out, row, dev);
+			fprintf(out, ",le=\"%.12g\"} %llu\n", le, (unsigned long long)cum);
 		}
 		fprintf(out, "iotier_block_%s_latency_seconds_bucket{", stage);
-		prom_labels(out, row, dev);
+		lat_prom_labels(out, row, dev);
 		fprintf(out, ",le=\"+Inf\"} %llu\n", (unsigned long long)l->count);
 		fprintf(out, "iotier_block_%s_latency_seconds_sum{", stage);
-		prom_labels(out, row, dev);
+		lat_prom_labels(out, row, dev);
 		fprintf(out, "} %.9f\n", (double)l->sum_ns / 1e9);
 		fprintf(out, "iotier_block_%s_latency_seconds_count{", stage);
-		prom_labels(out, row, dev);
+		lat_prom_labels(out, row, dev);
 		fprintf(out, "} %llu\n", (unsigned long long)l->count);
 	}
 	prom_counter(out, snap, "iotier_block_requests_total", "Completed block requests.",

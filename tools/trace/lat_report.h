@@ -33,6 +33,10 @@ void lat_print_bars(FILE *out, const struct iolat_lat *l);
 void lat_report_text(FILE *out, const struct lat_snapshot *snap, const struct lat_report_opts *o);
 /* One JSON object on one line per call. */
 void lat_report_json(FILE *out, const struct lat_snapshot *snap, const struct lat_report_opts *o);
+/* Whether histogram bucket @b ends a Prometheus `le` bucket, and its bound in seconds. */
+bool lat_prom_le(__u32 b, double *le);
+/* The labels of @row on disk @dev, without braces: device="..",op="..",class="..",level="..". */
+void lat_prom_labels(FILE *out, const struct lat_row *row, const char *dev);
 /* A complete exposition; pass a cumulative snapshot, Prometheus counters never go down. */
 void lat_report_prom(FILE *out, const struct lat_snapshot *snap, const struct lat_report_opts *o);
 

@@ -408,6 +408,47 @@ void lat_session_close(struct lat_session *s)
 	free(s);
 }
 
+int lat_session_missed_runs(struct lat_session *s, __u64 *missed)
+{
+	struct bpf_program *prog;
+
+	*missed = 0;
+	bpf_object__for_each_program(prog, s->skel->obj) {
+		struct bpf_prog_info info = { 0 };
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd < 0)
+			continue;   /* not loaded: autoload was off for this attach mode */
+		if (bpf_obj_get_info_by_fd(fd, &info, &len))
+			return -errno;
+		*missed += info.recursion_misses;
+	}
+	return 0;
+}
+
+int lat_session_inflight_by_class(struct lat_session *s, __u64 count[IOLAT_NR_CLASSES],
+				  __u64 oldest_ns[IOLAT_NR_CLASSES])
+{
+	int fd = bpf_map__fd(s->skel->maps.inflight);
+	__u64 key, *prev = NULL;
+	struct iolat_inflight v;
+	__u32 c;
+
+	memset(count, 0, IOLAT_NR_CLASSES * sizeof(*count));
+	memset(oldest_ns, 0, IOLAT_NR_CLASSES * sizeof(*oldest_ns));
+	while (bpf_map_get_next_key(fd, prev, &key) == 0) {
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &v))
+			continue;   /* completed since: no longer in flight */
+		c = (v.ioprio >> 13) & (IOLAT_NR_CLASSES - 1);
+		count[c]++;
+		if (!oldest_ns[c] || v.t.start_ns < oldest_ns[c])
+			oldest_ns[c] = v.t.start_ns;
+	}
+	return 0;
+}
+
 static __u64 stat_sum(struct lat_session *s, __u32 idx)
 {
 	__u64 vals[s->ncpus], sum = 0;

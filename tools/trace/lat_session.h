@@ -111,6 +111,16 @@ int lat_session_read(struct lat_session *s, struct lat_snapshot *snap, bool fina
 
 void lat_session_close(struct lat_session *s);
 
+/* BPF program runs the kernel skipped (recursion or preemption), summed over the tracer's
+ * programs: those requests were not seen. Returns 0 or -errno. */
+int lat_session_missed_runs(struct lat_session *s, __u64 *missed);
+
+/* Requests in flight now, by priority class, and when the oldest of each class started
+ * (CLOCK_MONOTONIC ns, 0 when none): a class whose requests wait without completing is
+ * starved. Returns 0 or -errno. */
+int lat_session_inflight_by_class(struct lat_session *s, __u64 count[IOLAT_NR_CLASSES],
+				  __u64 oldest_ns[IOLAT_NR_CLASSES]);
+
 /* Snapshot helpers, free of BPF (lat_snapshot.c). */
 /* Add the distribution @src into @dst: counts, sums, buckets, min and max. */
 void lat_sum(struct iolat_lat *dst, const struct iolat_lat *src);

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * state_file.h: the small text file each shimmed process keeps under IOTIER_STATE_DIR
+ * (default /run/iotier) so that `iotier lat --listen` can publish which tiers and classes
+ * the shims gave out (docs/operations.md). One file per process, <pid>.state:
+ *
+ *     iotier-shim-state 1
+ *     pid 1234
+ *     starttime 5678            (field 22 of /proc/PID/stat: tells a reused pid apart)
+ *     process_tier low          (low, high or untagged: what comm:/cmdline: rules say)
+ *     threads low idle 3        (tagged threads, by tier and the class they run with)
+ *
+ * The file is rewritten (temp file + rename) when a thread's tier changes, a tagged thread
+ * ends or the process forks, and removed at exit. The directory must exist when the
+ * process starts (the exporter or systemd creates it, mode 1733); otherwise the shim writes
+ * nothing. Readers ignore files whose pid is gone, started later, or belongs to another user.
+ */
+#ifndef IOTIER_STATE_FILE_H
+#define IOTIER_STATE_FILE_H
+
+#define STATE_FILE_DIR_ENV "IOTIER_STATE_DIR"   /* a setting: shim/settings.def */
+#define STATE_FILE_DEFAULT_DIR "/run/iotier"
+#define STATE_FILE_DIR_MODE 01733  /* everyone may add a file, only its owner may remove it */
+#define STATE_FILE_MAGIC "iotier-shim-state 1"
+#define STATE_FILE_SUFFIX ".state"
+
+/*
+ * The start time (clock ticks after boot) in the text of /proc/PID/stat, 0 if it does not
+ * parse. Walks characters only: safe in a signal handler, shared by writer and reader.
+ */
+static inline unsigned long long state_file_starttime(const char *stat, unsigned long len)
+{
+	unsigned long i, paren = len, field = 2;
+	unsigned long long v = 0;
+
+	for (i = 0; i < len; i++)   /* the command name may hold ')': the last one ends it */
+		if (stat[i] == ')')
+			paren = i;
+	for (i = paren + 1; i < len && field < 22; i++)
+		if (stat[i] == ' ')
+			field++;
+	for (; field == 22 && i < len && stat[i] >= '0' && stat[i] <= '9'; i++)
+		v = v * 10 + (unsigned long long)(stat[i] - '0');
+	return v;
+}
+
+/* The shim's side (state_file.c), hidden in libiotier.so. */
+#define STATE_FILE_HIDDEN __attribute__((visibility("hidden")))
+/* Take IOTIER_STATE_DIR from the loaded configuration (ignored in secure mode, like every
+ * setting: a set-user-ID program never writes where its caller says). */
+STATE_FILE_HIDDEN void state_file_init(void);
+/* Rewrite this process's file; raw syscalls, no allocation, no lock: callable anywhere. */
+STATE_FILE_HIDDEN void state_file_publish(void);
+/* Remove this process's file, if this process wrote it (not a vfork child). */
+STATE_FILE_HIDDEN void state_file_remove(void);
+
+#endif

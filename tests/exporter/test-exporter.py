@@ -1,0 +1,275 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Description: `iotier lat --listen/--textfile`, the Prometheus exporter, end to end with
+real components: known I/O per class on loop devices, scraped over HTTP in both formats,
+checked with promtool; the textfile; disks that come and go; concurrent scrapes; SIGTERM;
+the shims' state files; running with only CAP_BPF and CAP_PERFMON; bad input refused
+before tracing. Usage: test-exporter.py MODE IOTIER [LIBIOTIER]"""
+import os
+import pwd
+import re
+import signal
+import shutil
+import stat
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import rig  # noqa: E402
+from rig import expect, parse, value, http_get  # noqa: E402
+
+OM = "application/openmetrics-text; version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
+
+
+def mode_usage(iotier):
+    """Bad input: one line naming it, exit 2, nothing traced (this runs without root)."""
+    tmp = rig.Rig("usage")
+    with tmp:
+        holder = __import__("socket").socket()
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        busy = holder.getsockname()[1]
+        cases = [
+            (["--listen", "nonsense"], "bad --listen 'nonsense'"),
+            (["--listen", "127.0.0.1:70000"], "bad --listen '127.0.0.1:70000'"),
+            (["--listen", "no.such.host.invalid:9586"], "not a numeric IP address"),
+            (["--listen", "300.1.1.1:9586"], "not a numeric IP address"),
+            (["--listen", f"127.0.0.1:{busy}"], "Address already in use"),
+            (["--textfile", "/nonexistent/dir/x.prom"], "cannot write --textfile '/nonexistent/dir/x.prom'"),
+            (["--textfile", ""], "--textfile needs a path"),
+            (["--listen", "127.0.0.1:0", "--format", "json"], "--format json does not apply"),
+            (["--listen", "127.0.0.1:0", "--interval", "1", "--count", "2"], "--count does not apply"),
+            (["--listen", "127.0.0.1:0", "--no-shim", "--shim-dir", "/tmp"], "exclude each other"),
+        ]
+        for args, want in cases:
+            r = subprocess.run([iotier, "lat", *args], capture_output=True, text=True, timeout=30)
+            expect(r.returncode == 2, f"lat {args}: exit {r.returncode}, want 2")
+            expect(len(r.stderr.splitlines()) == 1, f"lat {args}: want one line, got {r.stderr!r}")
+            expect(want in r.stderr, f"lat {args}: stderr {r.stderr!r} lacks {want!r}")
+            expect("Tracing" not in r.stderr and "Serving" not in r.stderr, f"lat {args} started")
+        holder.close()
+        r = subprocess.run([iotier, "lat", "--help"], capture_output=True, text=True)
+        for opt in ("--listen", "--textfile", "--shim-dir", "--no-shim"):
+            expect(opt in r.stdout, f"lat --help lacks {opt}")
+
+
+def check_histograms(s, dev, counts):
+    """Exact counts per class, and each histogram cumulative with +Inf == _count."""
+    for cls, n in counts.items():
+        lab = dict(device=dev, op="read", **{"class": cls})
+        expect(value(s, "iotier_block_requests_total", **lab) == n,
+               f"{dev} {cls}: requests {value(s, 'iotier_block_requests_total', **lab)}, want {n}")
+        expect(value(s, "iotier_block_queue_latency_seconds_count", **lab) == n,
+               f"{dev} {cls}: histogram count, want {n}")
+        expect(value(s, "iotier_block_bytes_total", **lab) == 4096 * n, f"{dev} {cls}: bytes")
+        buckets = [(float(l["le"]), v) for nm, l, v in s if nm.endswith("_bucket") and
+                   all(l.get(k) == w for k, w in lab.items())]
+        buckets.sort()
+        expect(buckets and buckets[-1][1] == n, f"{dev} {cls}: +Inf bucket")
+        expect(all(a[1] <= b[1] for a, b in zip(buckets, buckets[1:])), f"{dev} {cls}: not cumulative")
+
+
+def promtool_check(text):
+    if not shutil.which("promtool"):
+        rig.skip("no promtool (Debian package prometheus)")
+    r = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
+    expect(r.returncode == 0, f"promtool check metrics: {r.stdout}{r.stderr}")
+
+
+def check_openmetrics(url, dev, start):
+    status, ctype, body = http_get(url, accept=OM)
+    expect(status == 200 and ctype.startswith("application/openmetrics-text"), f"OM: {status} {ctype}")
+    expect(body.endswith("# EOF\n"), "OpenMetrics exposition does not end with # EOF")
+    expect("# TYPE iotier_block_requests counter" in body, "OM: counter family without _total")
+    s = parse(body)
+    created = value(s, "iotier_block_requests_created", device=dev, op="read", **{"class": "idle"})
+    expect(created is not None and start - 5 <= created <= time.time() + 5,
+           f"OM: _created {created} not near the start {start}")
+    expect(value(s, "iotier_block_queue_latency_seconds_created", device=dev, op="read",
+                 **{"class": "be"}) is not None, "OM: histogram without _created")
+
+
+def concurrent_scrapes(url):
+    """Many scrapes at once: every answer is whole (200) or refused (503) and counted."""
+    results = []
+
+    def worker():
+        for _ in range(5):
+            results.append(http_get(url)[0])
+    threads = [threading.Thread(target=worker) for _ in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    expect(all(r in (200, 503) for r in results), f"concurrent scrapes: {sorted(set(results))}")
+    s = parse(http_get(url)[2])
+    expect(value(s, "iotier_exporter_requests_dropped_total") == results.count(503),
+           "dropped requests not counted")
+    expect(value(s, "iotier_exporter_requests_in_flight") == 1, "in flight: only this scrape")
+    expect(value(s, "iotier_exporter_scrape_duration_seconds_count") >= results.count(200),
+           "scrape durations not counted")
+
+
+def mode_http(iotier):
+    rig.need_root()
+    with rig.Rig("http") as r:
+        dev = r.loop()
+        textfile = os.path.join(r.tmp, "iotier.prom")
+        start = time.time()
+        p, url = r.exporter(iotier, "--by", "class", "--textfile", textfile, "--interval", "1",
+                            "--no-shim")
+        rig.dd(dev, 300, ionice=("-c3",))
+        rig.dd(dev, 200)
+        status, ctype, body = http_get(url)
+        expect(status == 200 and ctype.startswith("text/plain; version=0.0.4"), f"/metrics: {status} {ctype}")
+        check_histograms(parse(body), dev, {"idle": 300, "be": 200})
+        promtool_check(body)
+        expect("iotier_shim_" not in body, "--no-shim still publishes shim metrics")
+        check_openmetrics(url, dev, start)
+        status, ctype, body = http_get(url.replace("/metrics", "/"))
+        expect(status == 200 and "text/html" in ctype and 'href="/metrics"' in body, "/ page")
+        expect(http_get(url.replace("/metrics", "/nope"))[0] == 404, "unknown path not 404")
+        concurrent_scrapes(url)
+
+        # A disk that appears is picked up; one that goes away is dropped.
+        late = r.loop()
+        rig.dd(late, 50)
+        expect(value(parse(http_get(url)[2]), "iotier_block_requests_total", device=late,
+                     op="read", **{"class": "be"}) == 50, f"new disk {late} not picked up")
+        r.unloop(late)
+        # Detaching finishes in the kernel a little after losetup returns: scrape until the
+        # disk is gone (size 0), for at most 10 s, then judge the last scrape.
+        for _ in range(100):
+            body = http_get(url)[2]
+            if f'device="{late}"' not in body:
+                break
+            time.sleep(0.1)
+        if open(f"/sys/block/{late}/size").read().strip() != "0":
+            print(f"note: {late} was attached again by someone else; not judging its removal")
+        else:
+            left = [line for line in body.splitlines() if f'device="{late}"' in line]
+            expect(not left, f"disk {late} gone but still exported: {left[:3]}")
+
+        # The textfile: complete, valid, and no temp file left beside it.
+        rig.wait_for("a textfile write after the I/O",
+                     lambda: value(parse(open(textfile).read()), "iotier_block_requests_total",
+                                   device=dev, op="read", **{"class": "idle"}) == 300, timeout=30)
+        text = open(textfile).read()
+        check_histograms(parse(text), dev, {"idle": 300, "be": 200})
+        promtool_check(text)
+
+        p.send_signal(signal.SIGTERM)
+        expect(p.wait(timeout=30) == 0, f"SIGTERM: exit {p.returncode}, want 0")
+        leftovers = [f for f in os.listdir(r.tmp) if f.startswith("iotier.prom.")]
+        expect(not leftovers, f"temp files left: {leftovers}")
+
+
+def shim_run(r, lib, state, argv, user=None):
+    """Run @argv under the shim (and not setpriv, which would leave a file of its own)."""
+    env = dict(os.environ, IOTIER_STATE_DIR=state, IOTIER_LOW="comm:sleep")
+    argv = ["env", f"LD_PRELOAD={lib}", *argv]
+    if user:
+        pw = pwd.getpwnam(user)
+        argv = ["setpriv", f"--reuid={pw.pw_uid}", f"--regid={pw.pw_gid}", "--clear-groups", *argv]
+    return r.spawn(argv, env=env)
+
+
+def state_files(state):
+    return sorted(f for f in os.listdir(state) if f.endswith(".state"))
+
+
+def mode_shim(iotier, lib):
+    rig.need_root()
+    with rig.Rig("shim") as r:
+        state = os.path.join(r.tmp, "state")
+        p, url = r.exporter(iotier, "--shim-dir", state, "-d", r.loop())
+        mode = stat.S_IMODE(os.stat(state).st_mode)
+        expect(mode == 0o1733, f"state directory mode {mode:o}, want 1733")
+
+        # A process that died without cleaning up: its file is ignored, then removed.
+        dead = subprocess.Popen(["true"])
+        dead.wait()
+        with open(os.path.join(state, f"{dead.pid}.state"), "w") as f:
+            f.write(f"iotier-shim-state 1\npid {dead.pid}\nstarttime 1\nprocess_tier low\n"
+                    "threads low idle 5\n")
+        # Two shimmed processes tagged low by comm:sleep, one of them another user's.
+        mine = shim_run(r, lib, state, ["sleep", "60"])
+        theirs = shim_run(r, lib, state, ["sleep", "60"], user="nobody")
+        rig.wait_for("both state files", lambda: {f"{mine.pid}.state", f"{theirs.pid}.state"} <=
+                     set(state_files(state)), timeout=30)
+        # Another user posing as a root process (the exporter), start time and all, is not
+        # believed: the file is not the process owner's.
+        forge = (f"printf 'iotier-shim-state 1\\npid {p.pid}\\nstarttime %s\\nprocess_tier low\\n"
+                 f"threads low idle 7\\n' $(awk '{{print $22}}' /proc/{p.pid}/stat) > {state}/{p.pid}.state")
+        shim_run(r, lib, state, ["sh", "-c", forge], user="nobody").wait()
+        expect(f"{p.pid}.state" in state_files(state), "the forged file was not even written")
+        s = parse(http_get(url)[2])
+        expect(value(s, "iotier_shim_processes") == 2, f"processes {value(s, 'iotier_shim_processes')}, want 2")
+        expect(value(s, "iotier_shim_tagged_processes", tier="low") == 2, "tagged low processes")
+        expect(value(s, "iotier_shim_threads", tier="low", **{"class": "idle"}) == 2, "low idle threads")
+        expect(value(s, "iotier_shim_threads", tier="high", **{"class": "be"}) == 0, "high be threads")
+        # The dead file may have gone in a periodic scan before this scrape: the forged stays.
+        expect(value(s, "iotier_shim_state_files_ignored") >= 1, "forged file not ignored")
+        expect(f"{dead.pid}.state" not in state_files(state), "dead process's file not removed")
+        series = [n for n, _, _ in s if n.startswith("iotier_shim_")]
+        expect(len(series) <= 13, f"shim series unbounded: {len(series)}")
+
+        # A process that exits removes its own file.
+        ends = shim_run(r, lib, state, ["sh", "-c", "exit 0"])
+        ends.wait()
+        expect(f"{ends.pid}.state" not in state_files(state), "exited process left its file")
+        for q in (mine, theirs):
+            q.terminate()
+            q.wait()
+        s = parse(http_get(url)[2])
+        expect(value(s, "iotier_shim_processes") == 0, "killed processes still counted")
+        p.send_signal(signal.SIGTERM)
+        expect(p.wait(timeout=30) == 0, "SIGTERM")
+
+
+def mode_caps(iotier):
+    """The systemd unit's capabilities, CAP_BPF and CAP_PERFMON alone, are enough."""
+    rig.need_root()
+    if not shutil.which("setpriv"):
+        rig.skip("no setpriv (util-linux)")
+    with rig.Rig("caps") as r:
+        dev = r.loop()
+        wrapped = os.path.join(r.tmp, "iotier-capped")
+        with open(wrapped, "w") as f:
+            f.write("#!/bin/sh\nexec setpriv --bounding-set=-all,+bpf,+perfmon --inh-caps=-all "
+                    f"--no-new-privs {iotier} \"$@\"\n")
+        os.chmod(wrapped, 0o755)
+        p, url = r.exporter(wrapped, "--by", "class", "-d", dev, "--shim-dir", r.tmp + "/state")
+        caps = open(f"/proc/{p.pid}/status").read()
+        eff = int(re.search(r"CapEff:\s*(\w+)", caps).group(1), 16)
+        expect(eff == (1 << 38) | (1 << 39), f"exporter runs with CapEff {eff:x}")
+        rig.dd(dev, 100)
+        expect(value(parse(http_get(url)[2]), "iotier_block_requests_total", device=dev, op="read",
+                     **{"class": "be"}) == 100, "capped exporter miscounts")
+        p.send_signal(signal.SIGTERM)
+        expect(p.wait(timeout=30) == 0, "SIGTERM")
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__, file=sys.stderr)
+        return rig.FAIL
+    mode, iotier = sys.argv[1], sys.argv[2]
+    if mode == "usage":
+        mode_usage(iotier)
+    elif mode == "http":
+        mode_http(iotier)
+    elif mode == "shim":
+        mode_shim(iotier, sys.argv[3])
+    elif mode == "caps":
+        mode_caps(iotier)
+    else:
+        print("unknown mode", mode, file=sys.stderr)
+        return rig.FAIL
+    return rig.FAIL if rig.failures else rig.PASS
+
+
+if __name__ == "__main__":
+    sys.exit(main())

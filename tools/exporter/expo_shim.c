@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: MIT
+/*
+ * expo_shim.c: read the state files the shims leave (format in shim/state_file.h) and sum
+ * them into a handful of series: processes, processes by tier, threads by tier and class.
+ * No pid, command or cgroup becomes a label, so the shim metrics are at most 12 series
+ * however many processes run. A file counts only while its process lives: its pid exists,
+ * started when the file says (not a reused pid) and belongs to the file's owner (or the
+ * file is root's), so a user cannot pose as another's process. Files of dead processes
+ * are removed, which keeps the directory bounded after crashes.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "expo_state.h"
+#include "state_file.h"
+
+#define EXPO_SHIM_MAX_FILES 100000   /* a scan reads at most this many files */
+
+const char *expo_shim_dir(const struct expo_options *x)
+{
+	const char *env = getenv(STATE_FILE_DIR_ENV);
+
+	if (x->no_shim)
+		return NULL;
+	if (x->shim_dir)
+		return x->shim_dir;
+	return env && *env ? env : STATE_FILE_DEFAULT_DIR;
+}
+
+void expo_shim_prepare_dir(const char *dir)
+{
+	if (mkdir(dir, STATE_FILE_DIR_MODE) == 0)
+		chmod(dir, STATE_FILE_DIR_MODE);   /* mkdir's mode passed through the umask */
+}
+
+/* The process's start time and owner; -1 when it is gone. */
+static int process_identity(long pid, unsigned long long *start, uid_t *uid)
+{
+	char path[64], buf[1024];
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%ld", pid);
+	if (stat(path, &st) < 0)
+		return -1;
+	*uid = st.st_uid;
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	if (n <= 0)
+		return -1;
+	*start = state_file_starttime(buf, (unsigned long)n);
+	return 0;
+}
+
+static int class_index(const char *name)
+{
+	for (__u32 c = 0; c < EXPO_SHIM_CLASSES; c++)
+		if (!strcmp(name, lat_class_name(c)))
+			return (int)c;
+	return -1;
+}
+
+/* Add one file's counts into @t when it is well formed and from the live @pid. */
+static void add_file(struct expo_shim_totals *t, FILE *f, long pid, unsigned long long start)
+{
+	struct expo_shim_totals one = { 0 };
+	char line[128], tier[16], cls[16], magic[64];
+	unsigned long long fstart = 0;
+	unsigned long n;
+	long fpid = 0;
+
+	if (!fgets(magic, sizeof(magic), f) || strcmp(magic, STATE_FILE_MAGIC "\n"))
+		goto bad;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "pid %ld", &fpid) == 1 || sscanf(line, "starttime %llu", &fstart) == 1)
+			continue;
+		if (sscanf(line, "process_tier %15s", tier) == 1) {
+			if (strcmp(tier, "untagged"))
+				one.process_tier[strcmp(tier, "low") ? 1 : 0]++;
+		} else if (sscanf(line, "threads %15s %15s %lu", tier, cls, &n) == 3) {
+			int c = class_index(cls);
+
+			if (c < 0 || (strcmp(tier, "low") && strcmp(tier, "high")))
+				goto bad;
+			one.threads[strcmp(tier, "low") ? 1 : 0][c] += n;
+		}
+	}
+	if (fpid != pid || fstart != start)
+		goto bad;
+	t->processes++;
+	for (int i = 0; i < EXPO_SHIM_TIERS; i++) {
+		t->process_tier[i] += one.process_tier[i];
+		for (int c = 0; c < EXPO_SHIM_CLASSES; c++)
+			t->threads[i][c] += one.threads[i][c];
+	}
+	return;
+bad:
+	t->ignored++;
+}
+
+static void scan_entry(struct expo_shim_totals *t, int dirfd, const char *name)
+{
+	unsigned long long start;
+	struct stat st;
+	char *end;
+	long pid = strtol(name, &end, 10);
+	uid_t uid;
+	FILE *f;
+	int fd;
+
+	if (!isdigit((unsigned char)*name) || strcmp(end, STATE_FILE_SUFFIX) || pid <= 0)
+		return;
+	if (process_identity(pid, &start, &uid) < 0) {
+		unlinkat(dirfd, name, 0);   /* its process died without cleaning up */
+		t->ignored++;
+		return;
+	}
+	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return;   /* removed since readdir: the process just ended */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (st.st_uid != uid && st.st_uid != 0) ||
+	    !(f = fdopen(fd, "r"))) {
+		close(fd);
+		t->ignored++;
+		return;
+	}
+	add_file(t, f, pid, start);
+	fclose(f);
+}
+
+void expo_shim_scan(struct expo *e)
+{
+	struct expo_shim_totals t = { 0 };
+	struct dirent *de;
+	unsigned long files = 0;
+	DIR *d = opendir(e->shim_dir);
+
+	if (d) {
+		while ((de = readdir(d)) && files++ < EXPO_SHIM_MAX_FILES)
+			scan_entry(&t, dirfd(d), de->d_name);
+		closedir(d);
+	}
+	e->shim = t;
+}
