@@ -10,6 +10,7 @@ section, replacing only that section of the file. Everything quoted comes from t
 run; nothing is carried over from an earlier one.
 
 usage: report.py WORKDIR [--write BENCHMARKS.md --svg-dir DIR]
+       report.py --sustains DB_BENCH.LOG RATE   (the calibration: did untagged keep RATE?)
 """
 import argparse
 import glob
@@ -20,6 +21,8 @@ import statistics
 import subprocess
 import sys
 
+from frontier import frontier, points_from_summary, svg as frontier_svg
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 HEADING = "## RocksDB under compaction"
 
@@ -28,6 +31,7 @@ VARIANTS = {
     "alone": ("readrandom alone", "no writer, auto-compaction off: the floor", False),
     "untagged": ("untagged", "readwhilewriting, nothing changed", False),
     "rocksdb-prio": ("RocksDB --enable_io_prio", "RocksDB lowers its own pool threads to idle", False),
+    "rocksdb-auto": ("RocksDB auto-tuned rate limiter", "RocksDB's rate limiter with `--rate_limiter_auto_tuned --rate_limit_bg_reads`, its ceiling the disk's bandwidth: the shipped adaptive baseline", False),
     "ionice": ("ionice -c3 (whole process)", "every thread idle, the reader too", False),
     "low": ("iotier low=rocksdb:low*", "compaction threads idle", True),
     "low-high": ("iotier low=rocksdb:low*,rocksdb:high*", "compaction and flush idle", True),
@@ -37,6 +41,11 @@ VARIANTS = {
     "bfq-weight": ("iotier low be:7 + cgroup weight, bfq", "compaction threads in a blkio cgroup of weight 10 under bfq", True),
     "low-rate": ("iotier low + rate limit", "compaction idle and all low threads together capped at 16 MiB/s of reads and writes (`--low-rate 16M`)", True),
 }
+# the sweeps: the same knob at other settings
+for _mib in (8, 32, 64, 128):
+    VARIANTS[f"low-rate-{_mib}"] = (f"iotier low + rate {_mib} MiB/s", f"as low-rate, capped at {_mib} MiB/s", True)
+for _lvl in (5, 6):
+    VARIANTS[f"bfq-be{_lvl}"] = (f"iotier low be:{_lvl}, bfq", f"compaction at best-effort level {_lvl} under bfq", True)
 
 
 def med(xs):
@@ -82,6 +91,11 @@ def parse_db_bench(path):
     m = re.search(r"rocksdb\.stall\.micros COUNT : (\d+)", text)
     if m:
         r["stall_s"] = int(m.group(1)) / 1e6
+    # L0 files at every stats dump (--stats_interval_seconds in the sustained run)
+    r["l0_series"] = [int(x) for x in re.findall(r"^\s+L0\s+(\d+)/\d+", text, re.M)]
+    if r["l0_series"]:
+        r["l0_max"] = max(r["l0_series"])
+        r["l0_mean"] = sum(r["l0_series"]) / len(r["l0_series"])
     m = re.search(r"Cumulative stall: (\d+):(\d+):([\d.]+) H:M:S, ([\d.]+) percent", text)
     if m:
         r["stall_cum_s"] = int(m.group(1)) * 3600 + int(m.group(2)) * 60 + float(m.group(3))
@@ -156,7 +170,7 @@ def load(work):
         r["rc"] = int(open(os.path.join(d, "rc")).read().strip() or 1)
         t0, t1 = (float(x) for x in open(os.path.join(d, "wall")).read().split())
         r["wall_s"] = t1 - t0
-        r.update(parse_lat(os.path.join(d, "lat.json"), "idle" if vid == "ionice" else "be"))
+        r.update(parse_lat(os.path.join(d, "lat.json"), "idle" if vid.startswith("ionice") else "be"))
         r.update(parse_check(os.path.join(d, "check.json")))
         secs = r.get("seconds") or meta["seconds"]
         if "keys_written" in r:
@@ -164,13 +178,19 @@ def load(work):
         if "stall_s" in r:
             r["stall_pct"] = 100 * r["stall_s"] / secs
         r["comp_gb"] = r.get("comp_write_gb")
+        if "keys_written" in r:
+            r["writer_mib_s"] = r["keys_written"] * (16384 + 16) / secs / 2**20
+        comp = r.get("comp_dev_gib")
+        r["comp_mib_s"] = comp * 1024 / secs if comp is not None else (
+            r["comp_gb"] * 1e9 / 2**20 / secs if r.get("comp_gb") is not None else None)
         runs.setdefault(vid, []).append(r)
     return meta, runs, na
 
 
 FIELDS = ["p50", "p99", "p999", "lat_p50", "lat_p99", "lat_p999", "read_ops", "write_ops",
           "stall_s", "stall_pct", "comp_gb", "comp_read_gb", "low_bytes", "low_leak_bytes",
-          "fg_p50", "fg_p99", "fg_p999", "comp_dev_gib", "comp_wb_gib"]
+          "fg_p50", "fg_p99", "fg_p999", "comp_dev_gib", "comp_wb_gib", "l0_max", "l0_mean",
+          "writer_mib_s", "comp_mib_s"]
 
 
 def summarize(runs):
@@ -390,7 +410,7 @@ def knobs(s):
 
 
 def figures(work):
-    lines = []
+    lines = refdisk_figures(work)
     fm = os.path.join(work, "figures", "fio-model.json")
     if os.path.exists(fm):
         d = json.load(open(fm))
@@ -436,6 +456,61 @@ def figures(work):
     return lines
 
 
+def rig_text(meta):
+    """The rig paragraph: which disk, and the queue trick that makes priority matter."""
+    depths = meta.get("depths", "4 ?").split()
+    where = meta["backing"] if meta.get("disk") else "a file on the host's disk (" + meta["backing"] + ")"
+    return ("**Rig.** " + where[0].upper() + where[1:] + ". A disk as it comes accepts 128 "
+            "requests at once, so nothing ever waits in its scheduler and no I/O priority can "
+            "change anything; `nr_requests` is set to 4 while the scheduler is `none` (the only "
+            "time it sets the driver's tag depth), then the scheduler is switched to "
+            "`mq-deadline` (or `bfq` for the bfq variants), which keeps the 4 driver tags and "
+            f"queues the rest where priority is honoured (driver depth read back: {depths[0]}; "
+            f"the scheduler's own depth: {depths[-1]}). ext4 on top, mounted noatime."
+            + (" The reference disk's speed is the model's, not the host's: its accuracy in this "
+               "run is under *Reference disk* below." if meta.get("disk") == "ref" else
+               " This disk's speed is the host's: ratios from it do not carry to another machine."))
+
+
+def contention(s):
+    """Untagged P99 over alone: the rig must show contention for any variant to mean much."""
+    a, u = s.get("alone"), s.get("untagged")
+    if not a or not u or not a.get("p99") or not u.get("p99"):
+        return []
+    r = u["p99"] / a["p99"]
+    return [f"**Contention.** Untagged read P99 is **{r:.1f}×** alone ({fmt_us(u['p99'])} "
+            f"against {fmt_us(a['p99'])}): " + ("at least 3×, the rig shows contention." if r >= 3
+                                                else "**under 3×: this run shows too little "
+                                                     "contention for its ratios to mean much.**"), ""]
+
+
+def refdisk_figures(work):
+    p = os.path.join(work, "figures", "refdisk.json")
+    if not os.path.exists(p):
+        return []
+    d = json.load(open(p))
+    m, q, rt = d["model"], d["qd1"], d["roundtrip"]
+    L = ["### Reference disk (same run)", "",
+         f"Model: {m['lat_us']} µs per request + size ÷ {m['bw'] / 1e6:g} MB/s, {m['channels']} "
+         "channel(s), FIFO (`bench/refdisk measure`, fio on the raw loop device before mkfs; "
+         "docs/refdisk.md).", "",
+         "| measure | model | measured | measured ÷ model |", "|---|---|---|---|",
+         f"| FUSE round trip, model off, QD1 4 KiB read (mean / P50) | 0 | {fmt_us(rt['mean_us'])} / "
+         f"{fmt_us(rt['p50_us'])} | - |",
+         f"| QD1 4 KiB read, mean | {fmt_us(q['model_us'])} | {fmt_us(q['mean_us'])} | "
+         f"{q['mean_us'] / q['model_us']:.2f} |",
+         f"| QD1 4 KiB read, P50 | {fmt_us(q['model_us'])} | {fmt_us(q['p50_us'])} | "
+         f"{q['p50_us'] / q['model_us']:.2f} |"]
+    for op in ("write", "read"):
+        x = d["seq" + op]
+        L.append(f"| sequential 1 MiB {op}s, QD8 ({x['request_kib']:.0f} KiB requests at the "
+                 f"daemon), MB/s | {x['model_mb_s']:.0f} | {x['mb_s']:.0f} | "
+                 f"{x['mb_s'] / x['model_mb_s']:.2f} |")
+    L += ["", f"The model's sleeps (SCHED_FIFO) woke {d['late_mean_us']:.1f} µs late on average, "
+          f"{fmt_us(d['late_max_us'])} at most.", ""]
+    return L
+
+
 def render(meta, s, na, svgs):
     L = [HEADING, "",
          "<!-- generated by bench/run; edit bench/report.py, not this section -->", ""]
@@ -447,13 +522,7 @@ def render(meta, s, na, svgs):
            "(other work shares this host and its disk)" if meta.get("load_start") else "")
         + (" — **quick run (smoke, one repetition): not for quoting**" if meta["quick"] else "") + ".",
         "",
-        "**Rig.** A file on the host's disk (" + meta["backing"] + ") behind a loop device "
-        f"(`{meta['device']}`, direct I/O). A loop device as it comes accepts 128 requests at "
-        "once, so nothing ever waits in its scheduler and no I/O priority can change anything; "
-        "`nr_requests` is set to 4 while the scheduler is `none` (the only time it can go that "
-        "low, and the driver's tag depth follows), then the scheduler is switched to "
-        "`mq-deadline` (or `bfq` for the bfq variants), which keeps the 4 driver tags and queues "
-        "the rest where priority is honoured. ext4 on top, mounted noatime.",
+        rig_text(meta),
         "",
         f"**Workload.** db_bench `readwhilewriting` on a DB of {meta['keys']} keys × 16 KiB "
         "(no compression, bloom bits 10, write buffer and target file 16 MiB, level base 64 MiB, "
@@ -482,6 +551,7 @@ def render(meta, s, na, svgs):
         "`rocksdb.stall.micros` over the run.",
         "",
     ]
+    L += contention(s)
     hdr = ("| variant | db_bench P50 | P99 | P99.9 | iotier lat P50 | P99 | P99.9 | reads/s | "
            "writer ops/s | stall | compaction GB (RocksDB) | compaction GiB (device) |")
     L += [hdr, "|" + "---|" * 12]
@@ -513,7 +583,7 @@ def render(meta, s, na, svgs):
           "read and written at the rig, by the class they arrived with; leak = low-tier bytes "
           "that reached the disk at another class than the shim gave it, e.g. through the flusher; "
           "`rocksdb:high*` is its own tier otherwise). For variants that do not use iotier, check "
-          "classifies by the same rules without tagging anything (it is given libc as the shim). "
+          "classifies by the same rules without tagging anything (it is given a library db_bench loads anyway, libpthread, as the shim). "
           "*Reader block* percentiles are the block-layer latency of the default tier's reads "
           "(the reader thread's alone, unlike the iotier lat columns).", ""]
     if not meta["have_check"]:
@@ -545,6 +615,73 @@ def render(meta, s, na, svgs):
     return L
 
 
+def frontier_section(s, svg_dir, rel_dir):
+    """The trade-off of every variant, its lower-right hull, and the SVG (when writing)."""
+    pts = points_from_summary({"summary": s})
+    hull = frontier(pts)
+    if not hull:
+        return []
+    L = ["### Frontier", "",
+         "Every variant as one point: compaction as a share of untagged (device GiB from "
+         "`iotier check` where built) against read P99 over alone (db_bench, medians). The "
+         "line is the lower-right convex hull (`bench/frontier.py`): the best trade-off the "
+         "static settings of this run reach, alone or by alternating two of them in time.", ""]
+    if svg_dir:
+        os.makedirs(svg_dir, exist_ok=True)
+        open(os.path.join(svg_dir, "rocksdb-frontier.svg"), "w").write(frontier_svg(pts, hull))
+        L += [f"![frontier]({rel_dir}/rocksdb-frontier.svg)", ""]
+    L += ["On the hull, from the least compaction to the most (the best static setting at each "
+          "share):", ""]
+    for share, ratio, vid in hull:
+        L.append(f"- `{vid}`: compaction {100 * share:.0f}% of untagged, read P99 {ratio:.2f}× alone")
+    return L + [""]
+
+
+def sustained_section(meta, s):
+    """Per variant and reader phase: the reader over alone, compaction, L0, stalls, writer."""
+    if not meta.get("sustained"):
+        return []
+    a = s.get("alone") or {}
+    cal = meta.get("calibration") or {}
+    L = ["### Sustained phases", "",
+         f"Writer calibrated first: untagged sustained {cal.get('sustained_mib_s', '?')} MiB/s "
+         f"without stalls (doubling from 8 MiB/s, under 1% stalled and at least 90% of the rate "
+         f"achieved); every run writes at 60% of it, {meta['rate'] / 2**20:.1f} MiB/s. Each "
+         f"phase is {meta['seconds']} s: *steady*, the reader always on; *bursty*, the reader "
+         "frozen and thawed 10 s each (`bench/burst`, cgroup v1 freezer on the reader thread "
+         "alone), its percentiles from its on periods. Latency is over the reader alone (steady). "
+         "L0 files are sampled every 10 s (`--stats_interval_seconds`). Pending compaction "
+         "bytes are not in db_bench 7.8's periodic dump, so they are not reported.", "",
+         "| variant | phase | P50 ÷ alone | P99 ÷ alone | P99.9 ÷ alone | compaction MiB/s | "
+         "L0 files max (mean) | stall | writer MiB/s |", "|---|---|---|---|---|---|---|---|---|"]
+
+    def ratio(v, k):
+        return f"{v[k] / a[k]:.2f}×" if v.get(k) and a.get(k) else "-"
+
+    for vid, (label, _, _) in VARIANTS.items():
+        for phase, key in (("steady", vid), ("bursty", vid + "~bursty")):
+            v = s.get(key)
+            if not v or not v.get("n"):
+                continue
+            l0 = (f"{v['l0_max']:.0f} ({v['l0_mean']:.1f})" if v.get("l0_max") is not None else "-")
+            L.append(f"| {label} | {phase} | {ratio(v, 'p50')} | {ratio(v, 'p99')} | "
+                     f"{ratio(v, 'p999')} | {cell(v, 'comp_mib_s', 'n')} | {l0} | "
+                     f"{cell(v, 'stall_pct', 'pct')} | {cell(v, 'writer_mib_s', 'n')} |")
+    return L + [""]
+
+
+def sustains(log, rate):
+    """The calibration's verdict on one untagged run: did it keep the writer's rate?"""
+    r = parse_db_bench(log)
+    secs = r.get("seconds") or 1
+    got = r.get("keys_written", 0) * (16384 + 16) / secs
+    stall = 100 * r.get("stall_s", 0) / secs
+    ok = stall < 1 and got >= 0.9 * rate
+    print(f"{'sustained' if ok else 'not sustained'}: {got / 2**20:.1f} of {rate / 2**20:.0f} "
+          f"MiB/s written, {stall:.1f}% stalled")
+    return ok
+
+
 def write_section(path, lines):
     old = open(path).read() if os.path.exists(path) else "# Benchmarks\n\n"
     new = "\n".join(lines).rstrip() + "\n"
@@ -557,19 +694,25 @@ def write_section(path, lines):
 
 
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--sustains":
+        sys.exit(0 if sustains(sys.argv[2], int(sys.argv[3])) else 1)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("work")
     ap.add_argument("--write", metavar="BENCHMARKS.md")
     ap.add_argument("--svg-dir")
     a = ap.parse_args()
     meta, runs, na = load(a.work)
+    cal = os.path.join(a.work, "calibration.json")
+    if os.path.exists(cal):
+        meta["calibration"] = json.load(open(cal))
     s = summarize(runs)
-    svgs = {}
+    svgs, svg_dir, rel = {}, None, None
     if a.write:
         svg_dir = a.svg_dir or os.path.join(os.path.dirname(a.write), "bench")
         rel = os.path.relpath(svg_dir, os.path.dirname(os.path.abspath(a.write)))
         svgs = plot(a.work, runs, svg_dir, rel)
-    lines = render(meta, s, na, svgs) + figures(a.work)
+    lines = (render(meta, s, na, svgs) + sustained_section(meta, s) + frontier_section(s, svg_dir, rel)
+             + figures(a.work))
     json.dump({"meta": meta, "summary": s, "na": na}, open(os.path.join(a.work, "summary.json"), "w"),
               indent=1, default=str)
     if a.write:

@@ -1,0 +1,92 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2154,SC2034 # here, work, log, die2 come from bench/run, which reads rig_*
+# SPDX-License-Identifier: MIT
+#
+# bench/rig.sh: the disk under bench/run, sourced by it. Three kinds (--disk):
+#   ref[:PRESET]  the reference disk (bench/refdisk, docs/refdisk.md): a model's speed, the
+#                 same on every host; the default, preset sata
+#   loop          a loop device on a file on the host's own disk (the old rig: its speed is
+#                 whatever the host's virtio disk does)
+#   /dev/X        a whole block device you give up to the benchmark (it is reformatted)
+# Every kind gets the same queue: driver depth 4, so that further requests wait in the
+# scheduler where priority acts (bench/refdisk sched). Needs: here, work, log, die2.
+#
+#   rig_check DISK      validate --disk before anything starts (exit 2 on bad input)
+#   rig_up DISK SIZE    build it; sets rig_dev (e.g. loop3), rig_desc (one line for the
+#                       report), rig_bw (the disk's bandwidth in bytes/s, 0 when unknown)
+#   set_scheduler S     switch the scheduler, keeping the driver depth
+#   rig_trim MNT        give freed blocks back (the reference disk's memory)
+#   rig_down            undo rig_up; idempotent, for the EXIT trap
+
+rig_kind='' rig_preset='' rig_dev='' rig_desc='' rig_state='' rig_loop='' rig_old_sched='' rig_bw=0
+
+rig_check() {
+	case $1 in
+	ref) rig_kind=ref rig_preset=sata ;;
+	ref:*)
+		rig_kind=ref rig_preset=${1#ref:}
+		"$here/refdisk" presets | grep -q "^$rig_preset " ||
+			die2 "unknown reference disk preset '$rig_preset' (presets: $("$here/refdisk" presets | cut -d' ' -f1 | tr '\n' ' '))" ;;
+	loop) rig_kind=loop ;;
+	/dev/*)
+		rig_kind=dev
+		[ -b "$1" ] || die2 "--disk $1 is not a block device"
+		[ -d "/sys/block/${1#/dev/}/queue" ] || die2 "--disk $1 is not a whole disk (no queue in /sys/block)"
+		if findmnt -rn -S "$1" >/dev/null || grep -q "^$1" /proc/swaps; then
+			die2 "--disk $1 is in use (mounted or swap)"
+		fi ;;
+	*) die2 "--disk '$1': want ref[:PRESET], loop or /dev/X" ;;
+	esac
+}
+
+set_scheduler() {
+	local depths
+	depths=$("$here/refdisk" sched "$rig_dev" "$1") || { log "rig: cannot set scheduler $1 on $rig_dev"; return 1; }
+	echo "$depths" >"$work/depths"
+}
+
+rig_up() {
+	local size=$2
+	case $rig_kind in
+	ref)
+		rig_state=$("$here/refdisk" up --preset "$rig_preset" --size "$size" --name "bench-$$") || return 1
+		rig_dev=$(cat "$rig_state/dev")
+		local bw ch
+		read -r _ bw ch <"$rig_state/model"
+		rig_bw=$((bw * ch))
+		rig_desc="the reference disk, preset \`$rig_preset\` (model $(cat "$rig_state/model"): latency µs, bytes/s per channel, channels; \`bench/refdisk\`, docs/refdisk.md), loop device \`$rig_dev\` with direct I/O on its FUSE file" ;;
+	loop)
+		truncate -s "$size" "$work/backing"
+		rig_loop=$(losetup --find --show --direct-io=on "$work/backing")
+		rig_dev=${rig_loop#/dev/}
+		rig_desc="a file on the host's disk ($(df --output=source,fstype "$work" | tail -1 | tr -s ' ')) behind a loop device (\`$rig_dev\`, direct I/O)" ;;
+	dev)
+		rig_dev=${1#/dev/}
+		rig_old_sched=$(sed 's/.*\[\(.*\)\].*/\1/' "/sys/block/$rig_dev/queue/scheduler")
+		rig_desc="the block device \`$1\` ($(cat "/sys/block/$rig_dev/device/model" 2>/dev/null || echo 'model unknown'))" ;;
+	esac
+	set_scheduler mq-deadline
+}
+
+rig_trim() {
+	[ "$rig_kind" = ref ] || return 0
+	# FUSE turns the loop device's discards into holes in refdisk-fs's memory, free in model
+	# time; without it every fresh DB copy would take new memory.
+	fstrim "$1" 2>/dev/null || true
+}
+
+rig_down() {
+	case $rig_kind in
+	ref) [ -z "$rig_state" ] || "$here/refdisk" down "$rig_state" ;;
+	loop) [ -z "$rig_loop" ] || losetup -d "$rig_loop" 2>/dev/null || true ;;
+	dev)
+		# back to the device's full tag depth (as allocated) and its own scheduler
+		if [ -n "$rig_old_sched" ]; then
+			local q=/sys/block/$rig_dev/queue
+			echo none >"$q/scheduler" 2>/dev/null &&
+				cat "/sys/block/$rig_dev/mq/0/nr_tags" >"$q/nr_requests" 2>/dev/null
+			echo "$rig_old_sched" >"$q/scheduler" 2>/dev/null || true
+		fi ;;
+	esac
+	rig_state='' rig_loop='' rig_old_sched=''
+}
