@@ -380,9 +380,10 @@ int BPF_PROG(iotrack_rq_merge, struct request *rq)
 	return 0;
 }
 
-/* Tests only (IOTIER_TEST_DROP_COMPLETIONS=N, tools/trace/diskstats.h): leave every Nth
- * completion uncounted, so that a test can see the coverage check notice. 0 in normal use,
- * where the verifier removes the branch. */
+/* Tests only (IOTIER_TEST_DROP_COMPLETIONS=N, tools/trace/diskstats.h): forget every Nth
+ * completion altogether, in the coverage count and in the tiers, as when the kernel does not
+ * run the program for it (docs/lat.md), so that a test can see the coverage check notice and
+ * its exact counts come up short. 0 in normal use, where the verifier removes the branch. */
 const volatile __u32 test_drop_every = 0;
 __u64 test_completions;
 
@@ -399,9 +400,10 @@ static __always_inline __u32 rqf_flush_seq(void)
 /*
  * Count the completion of @rq for the coverage check, as diskstats counts it: once per
  * request, when it ends outside a flush sequence (blk_account_io_done() skips RQF_FLUSH_SEQ;
- * a write carrying a flush is counted when its sequence is done).
+ * a write carrying a flush is counted when its sequence is done). Returns true when the test
+ * knob says to forget this completion.
  */
-static __always_inline void count_completion(struct request *rq, unsigned int nr_bytes)
+static __always_inline bool count_completion(struct request *rq, unsigned int nr_bytes)
 {
 	struct iotrack_dev_op k = {};
 	__u32 disk_dev = rq_dev(rq, false), op;
@@ -409,11 +411,11 @@ static __always_inline void count_completion(struct request *rq, unsigned int nr
 	__u64 one = 1, *n;
 
 	if (nr_bytes < BPF_CORE_READ(rq, __data_len) || (BPF_CORE_READ(rq, rq_flags) & rqf_flush_seq()))
-		return;
+		return false;
 	part = BPF_CORE_READ(rq, part);
 	k.dev = part ? BPF_CORE_READ(part, bd_dev) : disk_dev;
 	if (!blk_dev_wanted(k.dev) && !blk_dev_wanted(disk_dev))
-		return;
+		return false;
 	op = rq_req_op(rq, false);
 	if (op == bpf_core_enum_value(enum req_op, REQ_OP_READ))
 		k.op = 0;
@@ -424,16 +426,17 @@ static __always_inline void count_completion(struct request *rq, unsigned int nr
 	else if (op == bpf_core_enum_value(enum req_op, REQ_OP_FLUSH))
 		k.op = 3;
 	else
-		return;
+		return false;
 	if (test_drop_every &&
 	    __sync_fetch_and_add(&test_completions, 1) % test_drop_every == test_drop_every - 1)
-		return;
+		return true;
 	n = bpf_map_lookup_elem(&completions, &k);
 	if (n)
 		__sync_fetch_and_add(n, 1);
 	else if (bpf_map_update_elem(&completions, &k, &one, BPF_NOEXIST) &&
 		 (n = bpf_map_lookup_elem(&completions, &k)))
 		__sync_fetch_and_add(n, 1);
+	return false;
 }
 
 SEC("tp_btf/block_rq_complete")
@@ -443,7 +446,10 @@ int BPF_PROG(iotrack_rq_complete, struct request *rq, blk_status_t error, unsign
 	struct iotrack_stats *st;
 	struct start *s;
 
-	count_completion(rq, nr_bytes);
+	if (count_completion(rq, nr_bytes)) {
+		bpf_map_delete_elem(&starts, &ptr);
+		return 0;
+	}
 	s = bpf_map_lookup_elem(&starts, &ptr);
 	if (!s)
 		return 0;

@@ -54,6 +54,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "coverage.h"
 #include "loopdev.h"
 #include "run_capture.h"
 #include "small_file.h"
@@ -334,13 +335,31 @@ static int check_drained(json_t *report)
 
 /* ---- modes ---- */
 
-static int mode_exact(const char *attach)
+/* The requests of @loads not counted in @report's rows of this device and @op. */
+static long long short_by(json_t *report, const char *op, const struct load *loads, size_t n)
+{
+	json_t *row;
+	long long want = 0, got = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		want += loads[i].count;
+	json_array_foreach(json_object_get(report, "rows"), i, row)
+		if (!strcmp(json_string_value(json_object_get(row, "device")), dev.name) &&
+		    !strcmp(json_string_value(json_object_get(row, "op")), op))
+			got += geti(row, "count");
+	return want - got;
+}
+
+/* exact: one traced run; how many requests short and how many the report says missing. */
+static int exact_attempt(void *arg, long long *short_n, long long *missing)
 {
 	struct load loads[] = {
 		{ IOPRIO_CLASS_IDLE, 0, 37, 4096, 0, 0 },
 		{ IOPRIO_CLASS_BE, 3, 23, 8192, 16 << 20, 0 },
 		{ IOPRIO_CLASS_RT, 0, 11, 16384, 32 << 20, 0 },
 	};
+	const char *attach = arg;
 	const char *extra[] = { "--format", "json", "--attach", attach, NULL };
 	char *out = NULL;
 	json_t *rep;
@@ -353,6 +372,8 @@ static int mode_exact(const char *attach)
 	if (!rep)
 		return test_fail("no JSON report in: %s", out);
 	printf("%s", out);
+	*short_n = short_by(rep, "read", loads, 3);
+	*missing = coverage_missing_json(rep, dev.name);
 	if (strcmp(json_string_value(json_object_get(rep, "attach")), attach) && strcmp(attach, "auto"))
 		return test_fail("attach is %s, asked %s",
 				 json_string_value(json_object_get(rep, "attach")), attach);
@@ -554,8 +575,9 @@ static void *spin_reads(void *arg)
 	return load_thread(arg);
 }
 
-static int mode_drops(bool by_pid)
+static int drops_attempt(void *pid_arg, long long *short_n, long long *missing)
 {
+	bool by_pid = pid_arg != NULL;
 	enum { THREADS = 6, EACH = 40 };
 	struct load loads[THREADS];
 	char self[16];
@@ -594,6 +616,9 @@ static int mode_drops(bool by_pid)
 		if (!strcmp(json_string_value(json_object_get(row, "class")), "be") &&
 		    geti(row, "level") == 5)
 			counted += geti(row, "count");
+	/* Requests the full map kept untracked are missing from diskstats' view too. */
+	*short_n = THREADS * EACH - counted - geti(rep, "drops");
+	*missing = coverage_missing_json(rep, dev.name) - geti(rep, "drops");
 	if (counted + geti(rep, "drops") != THREADS * EACH)
 		return test_fail("counted %lld + dropped %lld != %d requests issued", counted,
 				 geti(rep, "drops"), THREADS * EACH);
@@ -605,17 +630,33 @@ static int mode_drops(bool by_pid)
 	return T_EXIT_PASS;
 }
 
-static int mode_text(void)
+/* The text report's read count in the row of @prio on this device, or -1. */
+static long long text_count(const char *out, const char *prio)
+{
+	char head[64];
+	unsigned long long n;
+	int len = snprintf(head, sizeof(head), "%-10s %-7s %-7s ", dev.name, "read", prio);
+
+	for (const char *p = strstr(out, head); p; p = strstr(p + 1, head))
+		if ((p == out || p[-1] == '\n') && sscanf(p + len, "%llu", &n) == 1)
+			return (long long)n;
+	return -1;
+}
+
+static int text_attempt(void *unused, long long *short_n, long long *missing)
 {
 	struct load loads[] = { { IOPRIO_CLASS_IDLE, 0, 9, 4096, 0, 0 } };
 	const char *extra[] = { "-H", NULL };
 	char *out = NULL, want[128];
 	int st;
 
+	(void)unused;
 	st = trace_loads(extra, loads, 1, 100, &out);
 	if (st)
 		return st;
 	printf("%s", out);
+	*missing = coverage_missing_text(out, dev.name);
+	*short_n = 9 - text_count(out, "idle:0");
 	snprintf(want, sizeof(want), "%-10s %-7s %-7s %9u ", dev.name, "read", "idle:0", 9);
 	if (!strstr(out, "DEVICE") || !strstr(out, "P99.9") || !strstr(out, want))
 		return test_fail("no row '%s' under a header", want);
@@ -637,6 +678,11 @@ static int mode_text(void)
 	}
 	free(out);
 	return T_EXIT_PASS;
+}
+
+static int mode_text(void)
+{
+	return coverage_run(text_attempt, NULL, "lat text");
 }
 
 /* The "diskstats" entry of this test's device in @report, or NULL. */
@@ -734,7 +780,15 @@ static int pipe_into(const char *cmd, const char *input)
 	return pclose(p);
 }
 
-static int mode_prom(void)
+/* The value after @prefix in the Prometheus text @out, or 0. */
+static long long prom_value(const char *out, const char *prefix)
+{
+	const char *p = strstr(out, prefix);
+
+	return p ? strtoll(p + strlen(prefix), NULL, 10) : 0;
+}
+
+static int prom_attempt(void *unused, long long *short_n, long long *missing)
 {
 	struct load loads[] = {
 		{ IOPRIO_CLASS_IDLE, 7, 13, 4096, 0, 0 },
@@ -744,10 +798,18 @@ static int mode_prom(void)
 	char *out = NULL, want[256];
 	int st;
 
+	(void)unused;
 	st = trace_loads(extra, loads, 2, 100, &out);
 	if (st)
 		return st;
 	printf("%s", out);
+	*missing = coverage_missing_prom(out, dev.name);
+	snprintf(want, sizeof(want), "iotier_block_queue_latency_seconds_bucket{device=\"%s\","
+		 "op=\"read\",class=\"idle\",level=\"7\",le=\"+Inf\"} ", dev.name);
+	*short_n = 13 - prom_value(out, want);
+	snprintf(want, sizeof(want), "iotier_block_bytes_total{device=\"%s\",op=\"read\","
+		 "class=\"be\",level=\"0\"} ", dev.name);
+	*short_n += 17 - prom_value(out, want) / 4096;
 	st = pipe_into("promtool check metrics", out);
 	if (st != 0)
 		return test_fail("promtool check metrics rejected the output (status %d)", st);
@@ -769,6 +831,11 @@ static int mode_prom(void)
 		return test_fail("missing: %s", want);
 	free(out);
 	return T_EXIT_PASS;
+}
+
+static int mode_prom(void)
+{
+	return coverage_run(prom_attempt, NULL, "lat prom");
 }
 
 static int mode_schema(const char *schema)
@@ -1021,11 +1088,12 @@ int main(int argc, char **argv)
 		return test_skip("cannot unmount tracefs/bpffs in a private mount namespace");
 	}
 	if (!strcmp(mode, "exact"))
-		ret = mode_exact(argc > 4 ? argv[4] : "auto");
+		ret = coverage_run(exact_attempt, (void *)(argc > 4 ? argv[4] : "auto"), "lat exact");
 	else if (!strcmp(mode, "pid") || !strcmp(mode, "children") || !strcmp(mode, "cgroup"))
 		ret = mode_isolation(mode);
 	else if (!strcmp(mode, "drops"))
-		ret = mode_drops(argc > 4 && !strcmp(argv[4], "pid"));
+		ret = coverage_run(drops_attempt, argc > 4 && !strcmp(argv[4], "pid") ? argv[4] : NULL,
+				   "lat drops");
 	else if (!strcmp(mode, "prom"))
 		ret = mode_prom();
 	else if (!strcmp(mode, "text"))

@@ -48,6 +48,11 @@ int class_trace_read(struct class_trace *t, struct class_bytes *out)
 			out->bytes[r->ioclass][r->level] += r->bytes;
 		out->total += r->bytes;
 	}
+	for (size_t i = 0; ret == 0 && snap.has_coverage && i < snap.ncov; i++) {
+		__u64 kernel, traced;
+
+		out->missing += lat_coverage_missing(&snap.cov[i], &kernel, &traced);
+	}
 	lat_snapshot_free(&snap);
 	return ret;
 }

@@ -15,6 +15,9 @@ struct lat_session;
 struct class_bytes {
 	uint64_t bytes[4][8];   /* [IOPRIO_CLASS_*][level] */
 	uint64_t total;
+	/* Completions the kernel's diskstats counted on the device and the tracer did not
+	 * (docs/lat.md "Coverage against diskstats"); 0 when filtered by process (not compared). */
+	long long missing;
 };
 
 struct class_trace {
