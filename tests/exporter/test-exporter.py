@@ -56,19 +56,31 @@ def mode_usage(iotier):
 
 
 def check_histograms(s, dev, counts):
-    """Exact counts per class, and each histogram cumulative with +Inf == _count."""
+    """Exact counts per class, and each histogram cumulative with +Inf == _count.
+
+    The kernel sometimes does not run the completion program (docs/lat.md, "Lost
+    completions"); the exporter then says so in iotier_trace_missing_requests. Exactly that
+    many requests, and only fewer, are excused; with none reported missing, counts are exact.
+    """
+    missing = value(s, "iotier_trace_missing_requests", device=dev) or 0
+    short_total = 0
     for cls, n in counts.items():
         lab = dict(device=dev, op="read", **{"class": cls})
-        expect(value(s, "iotier_block_requests_total", **lab) == n,
-               f"{dev} {cls}: requests {value(s, 'iotier_block_requests_total', **lab)}, want {n}")
-        expect(value(s, "iotier_block_queue_latency_seconds_count", **lab) == n,
-               f"{dev} {cls}: histogram count, want {n}")
-        expect(value(s, "iotier_block_bytes_total", **lab) == 4096 * n, f"{dev} {cls}: bytes")
+        got = value(s, "iotier_block_requests_total", **lab) or 0
+        short_total += n - got
+        expect(0 <= n - got and short_total <= missing,
+               f"{dev} {cls}: requests {got}, want {n} ({missing} reported missing)")
+        expect(value(s, "iotier_block_queue_latency_seconds_count", **lab) == got,
+               f"{dev} {cls}: histogram count, want {got}")
+        expect(value(s, "iotier_block_bytes_total", **lab) == 4096 * got, f"{dev} {cls}: bytes")
         buckets = [(float(l["le"]), v) for nm, l, v in s if nm.endswith("_bucket") and
                    all(l.get(k) == w for k, w in lab.items())]
         buckets.sort()
-        expect(buckets and buckets[-1][1] == n, f"{dev} {cls}: +Inf bucket")
+        expect(buckets and buckets[-1][1] == got, f"{dev} {cls}: +Inf bucket")
         expect(all(a[1] <= b[1] for a, b in zip(buckets, buckets[1:])), f"{dev} {cls}: not cumulative")
+    if short_total:
+        print(f"note: {dev}: {short_total} requests short, excused by the {missing} the exporter "
+              "reported missing")
 
 
 def promtool_check(text):
@@ -136,8 +148,12 @@ def mode_http(iotier):
         # A disk that appears is picked up; one that goes away is dropped.
         late = r.loop()
         rig.dd(late, 50)
-        expect(value(parse(http_get(url)[2]), "iotier_block_requests_total", device=late,
-                     op="read", **{"class": "be"}) == 50, f"new disk {late} not picked up")
+        s_late = parse(http_get(url)[2])
+        got = value(s_late, "iotier_block_requests_total", device=late, op="read",
+                    **{"class": "be"}) or 0
+        missing = value(s_late, "iotier_trace_missing_requests", device=late) or 0
+        expect(50 - missing <= got <= 50,
+               f"new disk {late} not picked up: {got} of 50 requests ({missing} reported missing)")
         r.unloop(late)
         # Detaching finishes in the kernel a little after losetup returns: scrape until the
         # disk is gone (size 0), for at most 10 s, then judge the last scrape.
