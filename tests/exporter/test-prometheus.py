@@ -46,6 +46,21 @@ def by(vector, label):
     return {m.get(label): v for m, v in vector}
 
 
+def counts_match(base, dev, want):
+    """A test for wait_vector: per-class counts as @want, exactly, except for requests the
+    exporter itself reports missing (the kernel's lost completions, docs/lat.md): exactly
+    that many, and only fewer, are excused."""
+    def ok(vector):
+        got = by(vector, "class")
+        if set(got) != set(want):
+            return False
+        missing = query(base, f'iotier_trace_missing_requests{{device="{dev}"}}')
+        allowed = missing[0][1] if len(missing) == 1 else 0
+        short = [want[c] - got[c] for c in want]
+        return all(d >= 0 for d in short) and sum(short) <= allowed
+    return ok
+
+
 def check_rule_health(base):
     status, _, body = rig.http_get(base + "/api/v1/rules")
     groups = json.loads(body)["data"]["groups"] if status == 200 else []
@@ -74,10 +89,10 @@ def mode_server(iotier, examples):
         rig.dd(dev, 300, ionice=("-c3",))
         rig.dd(dev, 200)
         got = wait_vector(base, f'iotier_block_requests_total{{{sel}}}',
-                          lambda v: by(v, "class") == {"idle": 301, "be": 201}, "counts per class")
+                          counts_match(base, dev, {"idle": 301, "be": 201}), "counts per class")
         expect(all(m.get("instance") == "host-a" for m, _ in got), "instance label")
         wait_vector(base, f'iotier_block_queue_latency_seconds_count{{{sel}}}',
-                    lambda v: by(v, "class") == {"idle": 301, "be": 201}, "histogram counts")
+                    counts_match(base, dev, {"idle": 301, "be": 201}), "histogram counts")
         # The recording rules, per host, device and class.
         rate = wait_vector(base, f'instance_device_class:iotier_block_requests:rate5m{{device="{dev}"}}',
                            lambda v: set(by(v, "class")) == {"idle", "be"} and min(by(v, "class").values()) > 0,
