@@ -181,10 +181,12 @@ static void self_metrics(FILE *out, bool om, const struct expo *e)
 
 void expo_render(FILE *out, const struct expo *e, bool openmetrics)
 {
-	if (openmetrics)
+	if (openmetrics) {
 		om_block(out, e);
-	else
+		lat_coverage_prom(out, &e->total); /* gauges: the same lines in both formats */
+	} else {
 		lat_report_prom(out, &e->total, &e->report);
+	}
 	inflight_metrics(out, openmetrics, e);
 	self_metrics(out, openmetrics, e);
 	if (e->shim_dir)
