@@ -3,8 +3,9 @@
  * wal-stalls.c: what a low bulk writer costs a WAL, and what the dirty budget buys back.
  * One process runs a WAL writer ("wal": 4 KiB appends with fdatasync every 8, like a
  * database log) and, but in the first variant, a bulk buffered writer ("bulk-writer": 1 MiB
- * writes over a 512 MiB span) on ext4 on a loop device (direct I/O onto the host's disk,
- * nr_requests 4, mq-deadline), with vm.dirty_background_bytes and vm.dirty_bytes lowered
+ * writes over a 512 MiB span) in DIR, a file system on the disk under test (bench/wal-stalls.sh
+ * builds it with bench/rig.sh: the reference disk, a loop device or a given disk, each with
+ * driver depth 4 and mq-deadline), with vm.dirty_background_bytes and vm.dirty_bytes lowered
  * to 16 and 64 MiB for the run (restored after) so the throttle threshold is reached in
  * seconds. The variants run interleaved, round by round, so the machine's noise hits them
  * alike; every one under the shim:
@@ -18,7 +19,7 @@
  * bytes it dirtied. Prints a Markdown table of medians over the rounds and whether the goal
  * (WAL append P99 <= 2x alone, bulk >= 50% of untagged) is met. Not a test.
  *
- * usage: wal-stalls SHIM [ROUNDS] [SECONDS]         (as root)
+ * usage: wal-stalls SHIM DIR [ROUNDS] [SECONDS]     (as root)
  *        wal-stalls --worker DIR SECONDS BULK       (internal: the measured process)
  */
 #include <fcntl.h>
@@ -28,13 +29,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "bench_common.h"
-#include "scratch_fs.h"
 #include "stalls_session.h"
 #include "sysctl_guard.h"
 
@@ -180,7 +183,7 @@ struct result {
 	double bulk_dirtied_mib;
 };
 
-static struct scratch_fs fs;
+static const char *scratch_dir; /* the file system on the disk under test */
 
 /* Sum the tracer's rows into @res by thread name: "wal" or "bulk-writer". */
 static void add_stalls(const struct stalls_snapshot *snap, struct result *res)
@@ -219,11 +222,13 @@ static int run_variant(const char *self, const char *shim, int v, double seconds
 
 	memset(res, 0, sizeof(*res));
 	snprintf(secs, sizeof(secs), "%g", seconds);
-	bench_syncfs(fs.mnt);
+	bench_syncfs(scratch_dir);
 	if (pipe(out) < 0 || pipe(in) < 0)
 		return -1;
 	child = fork();
 	if (child == 0) {
+		/* Not left writing to the disk when the driver is interrupted: it goes too. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 		dup2(out[1], 1);
 		dup2(in[0], 0);
 		close(out[0]);
@@ -231,7 +236,7 @@ static int run_variant(const char *self, const char *shim, int v, double seconds
 		setenv("LD_PRELOAD", shim, 1);
 		setenv("IOTIER_LOW", variants[v].low, 1);
 		setenv("IOTIER_DIRTY_BUDGET", variants[v].budget, 1);
-		execl(self, self, "--worker", fs.mnt, secs, variants[v].bulk ? "1" : "0",
+		execl(self, self, "--worker", scratch_dir, secs, variants[v].bulk ? "1" : "0",
 		      (char *)NULL);
 		_exit(127);
 	}
@@ -251,11 +256,11 @@ static int run_variant(const char *self, const char *shim, int v, double seconds
 	if (stalls_session_read(s, &snap) == 0)
 		add_stalls(&snap, res);
 	stalls_snapshot_free(&snap);
-	snprintf(path, sizeof(path), "%s/bulk.dat", fs.mnt);
+	snprintf(path, sizeof(path), "%s/bulk.dat", scratch_dir);
 	unlink(path);
-	snprintf(path, sizeof(path), "%s/wal.log", fs.mnt);
+	snprintf(path, sizeof(path), "%s/wal.log", scratch_dir);
 	unlink(path);
-	bench_syncfs(fs.mnt);
+	bench_syncfs(scratch_dir);
 	return n != 5 || !WIFEXITED(status) || WEXITSTATUS(status) ? -1 : 0;
 }
 
@@ -304,16 +309,15 @@ static void print_table(struct result res[][N_VARIANTS], int rounds)
 
 static int setup(struct stalls_session **s)
 {
-	static const char *const ext4_args[] = { "-E", "lazy_itable_init=0,lazy_journal_init=0",
-						 NULL };
 	struct stalls_options o = { .filter_pids = true, .n_devs = 1 };
+	struct stat st;
 	uint32_t dev;
 	char err[512];
 
-	if (scratch_fs_create(&fs, &(const struct scratch_fs_opts){
-			.bytes = 2ull << 30, .scheduler = "mq-deadline", .nr_requests = 4,
-			.type = "ext4", .mkfs_args = ext4_args, .mnt = "/tmp/iotier-walstalls.XXXXXX" }))
+	if (stat(scratch_dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "wal-stalls: %s is not a directory\n", scratch_dir);
 		return -1;
+	}
 	/* Lowered for the run, put back on every exit (sysctl_guard.h). */
 	if (sysctl_save("vm/dirty_background_ratio") || sysctl_save("vm/dirty_ratio") ||
 	    sysctl_set("vm/dirty_background_bytes", "16777216") ||
@@ -321,7 +325,8 @@ static int setup(struct stalls_session **s)
 		fprintf(stderr, "cannot lower the dirty limits\n");
 		return -1;
 	}
-	dev = fs.dev.major << 20 | fs.dev.minor;
+	/* the tracer's device: the kernel's dev_t of the disk the file system is on */
+	dev = major(st.st_dev) << 20 | minor(st.st_dev);
 	o.devs = &dev;
 	if (stalls_session_open(s, &o, err, sizeof(err)) < 0 ||
 	    stalls_session_attach(*s, err, sizeof(err)) < 0) {
@@ -340,12 +345,13 @@ int main(int argc, char **argv)
 
 	if (argc == 5 && !strcmp(argv[1], "--worker"))
 		return worker(argv[2], atof(argv[3]), argv[4][0] == '1');
-	if (argc < 2 || argc > 4) {
-		fprintf(stderr, "usage: wal-stalls SHIM [ROUNDS] [SECONDS]\n");
+	if (argc < 3 || argc > 5) {
+		fprintf(stderr, "usage: wal-stalls SHIM DIR [ROUNDS] [SECONDS]\n");
 		return 2;
 	}
-	rounds = argc > 2 ? atoi(argv[2]) : 3;
-	seconds = argc > 3 ? atof(argv[3]) : 10;
+	scratch_dir = argv[2];
+	rounds = argc > 3 ? atoi(argv[3]) : 3;
+	seconds = argc > 4 ? atof(argv[4]) : 10;
 	if (rounds < 1 || rounds > MAX_ROUNDS || seconds <= 0) {
 		fprintf(stderr, "wal-stalls: ROUNDS 1..%d, SECONDS > 0\n", MAX_ROUNDS);
 		return 2;
