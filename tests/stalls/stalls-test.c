@@ -52,6 +52,36 @@ static int bdi_set(const char *attr, const char *value)
 	return write_file(path, value);
 }
 
+/*
+ * The bdi's limits outlive the loop device: the next user of the same loop number would be
+ * throttled at 4 MiB. What was there before is put back when the test ends, even on failure.
+ */
+static char bdi_max_ratio_fine[32], bdi_strict_limit[32];
+
+static void bdi_restore(void *unused)
+{
+	(void)unused;
+	if (bdi_strict_limit[0])
+		bdi_set("strict_limit", bdi_strict_limit);
+	if (bdi_max_ratio_fine[0])
+		bdi_set("max_ratio_fine", bdi_max_ratio_fine);
+}
+
+static int bdi_save(void)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/class/bdi/%u:%u/max_ratio_fine", fs.dev.major,
+		 fs.dev.minor);
+	if (read_small(path, bdi_max_ratio_fine, sizeof(bdi_max_ratio_fine)) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/sys/class/bdi/%u:%u/strict_limit", fs.dev.major,
+		 fs.dev.minor);
+	if (read_small(path, bdi_strict_limit, sizeof(bdi_strict_limit)) < 0)
+		return -1;
+	return test_cleanup_add(bdi_restore, NULL);
+}
+
 static int setup(void)
 {
 	const struct scratch_fs_opts opts = {
@@ -68,7 +98,7 @@ static int setup(void)
 	 * case another test puts them back meanwhile, the device's own bdi gets a strict 4 MiB
 	 * limit too where the kernel has one (6.2 and later; it goes with the loop device).
 	 */
-	if (bdi_set("max_bytes", "4194304") == 0)
+	if (bdi_save() == 0 && bdi_set("max_bytes", "4194304") == 0)
 		bdi_set("strict_limit", "1");
 	if (sysctl_save("vm/dirty_background_ratio") < 0 || sysctl_save("vm/dirty_ratio") < 0 ||
 	    sysctl_set("vm/dirty_background_bytes", "1048576") < 0 ||
