@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "check_main.h"
 
 static struct config cfg;
 static char err[512];
@@ -155,11 +156,5 @@ static Suite *cgroup_config_suite(void)
 
 int main(void)
 {
-	SRunner *runner = srunner_create(cgroup_config_suite());
-	int failed;
-
-	srunner_run_all(runner, CK_NORMAL);
-	failed = srunner_ntests_failed(runner);
-	srunner_free(runner);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_suite(cgroup_config_suite());
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "check_main.h"
 
 static struct config cfg; /* large: rule globs are inline */
 static char err[RULE_ERROR_MAX + 64];
@@ -140,11 +141,5 @@ static Suite *config_file_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(config_file_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_suite(config_file_suite());
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "check_main.h"
 
 static struct config cfg; /* large: rule globs are inline */
 static char err[RULE_ERROR_MAX + 64];
@@ -202,11 +203,5 @@ static Suite *config_paths_suite(void)
 
 int main(void)
 {
-	SRunner *runner = srunner_create(config_paths_suite());
-	int failed;
-
-	srunner_run_all(runner, CK_NORMAL);
-	failed = srunner_ntests_failed(runner);
-	srunner_free(runner);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_suite(config_paths_suite());
 }

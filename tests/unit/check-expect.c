@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "expect.h"
+#include "check_main.h"
 
 static struct expect e;
 static char err[EXPECT_ERROR_MAX];
@@ -299,11 +300,5 @@ static Suite *expect_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(expect_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_suite(expect_suite());
 }

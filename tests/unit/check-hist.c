@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "hist.h"
+#include "check_main.h"
 
 START_TEST(test_buckets_tile)
 {
@@ -70,11 +71,5 @@ static Suite *hist_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(hist_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_suite(hist_suite());
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "json_text.h"
+#include "check_main.h"
 
 static const char *get(json_t *o, const char *key)
 {
@@ -101,11 +102,5 @@ static Suite *json_text_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(json_text_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_suite(json_text_suite());
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "lat_report.h"
+#include "check_main.h"
 
 static struct iolat_lat lat;
 
@@ -130,11 +131,5 @@ static Suite *bars_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(bars_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_suite(bars_suite());
 }

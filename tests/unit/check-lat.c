@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "lat_session.h"
+#include "check_main.h"
 
 static struct iolat_lat lat;
 static __u64 values[20000];
@@ -163,11 +164,5 @@ static Suite *lat_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(lat_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_suite(lat_suite());
 }

@@ -14,6 +14,7 @@
 
 #include "check_report.h"
 #include "lat_session.h"
+#include "check_main.h"
 
 #define IOPRIO(cls, lvl) ((uint16_t)((cls) << 13 | (lvl)))
 
@@ -300,11 +301,5 @@ static Suite *report_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(report_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_suite(report_suite());
 }

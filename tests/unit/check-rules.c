@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "rules.h"
+#include "check_main.h"
 
 static struct rule_set set;
 static char err[RULE_ERROR_MAX];
@@ -285,11 +286,5 @@ static Suite *rules_suite(void)
 
 int main(void)
 {
-	SRunner *runner = srunner_create(rules_suite());
-	int failed;
-
-	srunner_run_all(runner, CK_NORMAL);
-	failed = srunner_ntests_failed(runner);
-	srunner_free(runner);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_suite(rules_suite());
 }

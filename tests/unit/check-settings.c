@@ -16,6 +16,7 @@
 #include "config.h"
 #include "settings.def"
 #include "shim_options.h"
+#include "check_main.h"
 
 static const struct {
 	const char *key, *flag, *default_value, *help;
@@ -202,8 +203,6 @@ static Suite *settings_suite(void)
 
 int main(int argc, char **argv)
 {
-	SRunner *runner;
-	int failed;
 
 	if (argc != 1 + N_DOCS) {
 		fprintf(stderr, "usage: %s README.md iotier.1 shim.md\n", argv[0]);
@@ -211,9 +210,5 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; i < N_DOCS; i++)
 		doc_paths[i] = argv[1 + i];
-	runner = srunner_create(settings_suite());
-	srunner_run_all(runner, CK_NORMAL);
-	failed = srunner_ntests_failed(runner);
-	srunner_free(runner);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_suite(settings_suite());
 }

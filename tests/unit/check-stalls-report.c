@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "stalls_report.h"
+#include "check_main.h"
 
 static struct stalls_report r;
 
@@ -167,17 +168,11 @@ int main(void)
 {
 	Suite *s = suite_create("stalls-report");
 	TCase *tc = tcase_create("report");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_lookup);
 	tcase_add_test(tc, test_json);
 	tcase_add_test(tc, test_prom_and_text);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_suite(s);
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "state_file.h"
+#include "check_main.h"
 
 static unsigned long long parse(const char *text)
 {
@@ -59,17 +60,11 @@ int main(void)
 {
 	Suite *s = suite_create("state-file");
 	TCase *tc = tcase_create("starttime");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_plain);
 	tcase_add_test(tc, test_name_with_parens_and_spaces);
 	tcase_add_test(tc, test_cut_short);
 	tcase_add_test(tc, test_own_process);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_suite(s);
 }

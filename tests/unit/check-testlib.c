@@ -22,6 +22,7 @@
 #include "run_capture.h"
 #include "small_file.h"
 #include "test_env.h"
+#include "check_main.h"
 
 START_TEST(test_expect_counts_and_reports)
 {
@@ -226,11 +227,5 @@ static Suite *testlib_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(testlib_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_suite(testlib_suite());
 }
