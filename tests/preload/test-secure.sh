@@ -10,22 +10,19 @@ set -u
 lib=$1
 probe=$2
 
-skip() {
-  echo "SKIP: $1"
-  [ "${IOTIER_TEST_STRICT:-0}" != 0 ] && exit 1
-  exit 77
-}
-[ "$(id -u)" = 0 ] || skip "needs root to make a setuid-root program"
-command -v setpriv >/dev/null || skip "setpriv (util-linux) not installed"
-id nobody >/dev/null 2>&1 || skip "no user nobody"
+# shellcheck source=../lib/testlib.sh
+. "$(dirname "$0")/../lib/testlib.sh"
+[ "$(id -u)" = 0 ] || test_skip "needs root to make a setuid-root program"
+command -v setpriv >/dev/null || test_skip "setpriv (util-linux) not installed"
+id nobody >/dev/null 2>&1 || test_skip "no user nobody"
 
-work=$(mktemp -d /tmp/iotier-secure.XXXXXX) || exit 1
-trap 'rm -rf "$work"' EXIT
+work=''
+test_tmpdir work /tmp/iotier-secure.XXXXXX
 # A directory nobody can enter, on a file system that honours setuid.
 chmod 755 "$work"
 cp "$lib" "$work/libiotier.so" && chmod 644 "$work/libiotier.so" || exit 1
 cp "$probe" "$work/secure-probe" && chown root:root "$work/secure-probe" || exit 1
-findmnt -no OPTIONS -T "$work" | grep -qw nosuid && skip "$work is mounted nosuid"
+findmnt -no OPTIONS -T "$work" | grep -qw nosuid && test_skip "$work is mounted nosuid"
 
 failures=0
 fail() {
