@@ -8,6 +8,7 @@
 
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 static void publish(struct adaptive_region *r, uint64_t now_ns)
 {
@@ -23,10 +24,22 @@ struct adaptive_region *adaptive_region_create(const struct adaptive_params *p,
 
 	if (!r)
 		return NULL;
+	r->layout = ADAPTIVE_REGION_LAYOUT;
+	r->size = sizeof(*r);
+	r->creator_pid = getpid();
 	low_gate_init(&r->gate);
 	adaptive_init(&r->ctl, p, t, now_ns);
 	publish(r, now_ns);
+	/* Last: a reader that sees the magic sees an initialised region. */
+	atomic_store((_Atomic uint64_t *)&r->magic, ADAPTIVE_REGION_MAGIC);
 	return r;
+}
+
+bool adaptive_region_valid(const struct adaptive_region *r, size_t len)
+{
+	return len >= sizeof(*r) &&
+	       atomic_load((_Atomic uint64_t *)&r->magic) == ADAPTIVE_REGION_MAGIC &&
+	       r->layout == ADAPTIVE_REGION_LAYOUT && r->size == sizeof(*r);
 }
 
 void adaptive_region_destroy(struct adaptive_region *r)

@@ -21,8 +21,20 @@
 
 #define ADAPTIVE_REGION_NAME "iotier-adaptive" /* /proc/PID/maps shows /memfd:NAME */
 #define ADAPTIVE_LEASE_NS 1000000000ull        /* a cap lapses 1 s after the last step */
+/*
+ * The region's header lets a reader that did not create it trust it: a process after exec
+ * that inherited the descriptor, and `iotier threads` reading another process's mapping.
+ * The layout version changes whenever struct adaptive_region does.
+ */
+#define ADAPTIVE_REGION_MAGIC 0x444150414954ull /* "TIAPAD": iotier adaptive */
+#define ADAPTIVE_REGION_LAYOUT 1u
 
 struct adaptive_region {
+	uint64_t magic;                /* ADAPTIVE_REGION_MAGIC once initialised */
+	uint32_t layout;               /* ADAPTIVE_REGION_LAYOUT */
+	uint32_t size;                 /* sizeof(struct adaptive_region) */
+	int32_t creator_pid;           /* the process that created it: the tree's root */
+	uint32_t reserved;
 	struct low_gate gate;
 	_Atomic uint64_t stepper;      /* pid << 32 | tid running the controller; 0: none */
 	_Atomic uint32_t chunk;        /* the controller's chunk, for split_io */
@@ -40,6 +52,9 @@ struct adaptive_region {
 struct adaptive_region *adaptive_region_create(const struct adaptive_params *p,
 					       const struct adaptive_target *t, uint64_t now_ns);
 void adaptive_region_destroy(struct adaptive_region *r);
+
+/* Is the mapping at @r, @len bytes long, a region of this build's layout? */
+bool adaptive_region_valid(const struct adaptive_region *r, size_t len);
 
 /* A high-tier read took @ns. Lock-free: one atomic add. */
 static inline void adaptive_region_note_read(struct adaptive_region *r, uint64_t ns)

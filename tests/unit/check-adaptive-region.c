@@ -79,6 +79,21 @@ static void in_child(uint64_t ns, int n, bool step)
 	ck_assert_int_eq(WEXITSTATUS(status), 0);
 }
 
+/* The header a process after exec, or `iotier threads`, checks before trusting a mapping. */
+START_TEST(test_header_identifies_region)
+{
+	ck_assert(adaptive_region_valid(r, sizeof(*r)));
+	ck_assert_int_eq(r->creator_pid, getpid());
+	ck_assert(!adaptive_region_valid(r, sizeof(*r) - 1)); /* a shorter mapping */
+	r->layout++;                                           /* another build's layout */
+	ck_assert(!adaptive_region_valid(r, sizeof(*r)));
+	r->layout--;
+	r->magic = 0;                                          /* not initialised */
+	ck_assert(!adaptive_region_valid(r, sizeof(*r)));
+	r->magic = ADAPTIVE_REGION_MAGIC;
+}
+END_TEST
+
 START_TEST(test_shared_across_fork)
 {
 	uint64_t deadline = atomic_load(&r->deadline_ns);
@@ -166,6 +181,7 @@ int main(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_header_identifies_region);
 	tcase_add_test(tc, test_shared_across_fork);
 	tcase_add_test(tc, test_one_step_per_window);
 	tcase_add_test(tc, test_low_counters_reach_controller);
