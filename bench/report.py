@@ -682,10 +682,11 @@ def sustains(log, rate):
     return ok
 
 
-def write_section(path, lines):
+def write_section(path, lines, heading=HEADING):
+    """Replace the section under heading (to the next "## ") in path, or append it."""
     old = open(path).read() if os.path.exists(path) else "# Benchmarks\n\n"
     new = "\n".join(lines).rstrip() + "\n"
-    pat = re.compile(r"^" + re.escape(HEADING) + r"\n.*?(?=^## (?!#)|\Z)", re.M | re.S)
+    pat = re.compile(r"^" + re.escape(heading) + r"\n.*?(?=^## (?!#)|\Z)", re.M | re.S)
     if pat.search(old):
         out = pat.sub(lambda _: new + "\n", old, count=1)
     else:
