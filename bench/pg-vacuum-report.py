@@ -176,9 +176,10 @@ def render(meta, s):
          f"cgroup of {meta.get('mem', '?')} (shared_buffers {meta.get('shared_buffers', '?')}): "
          "the reads miss memory as on a database larger than its RAM (a cgroup rather than "
          "dropping the cache before each run: the reader would warm the host's whole page "
-         "cache within seconds). The index is read into that cache before each run "
-         "(`pg_prewarm`), so the reader starts in its steady state: index cached, table on disk. "
-         f"{meta.get('reps', '?')} rounds, the variants interleaved in a fresh order each round; "
+         "cache within seconds). "
+         + ("The index is read into that cache before each run (`pg_prewarm`), so the reader "
+            "starts in its steady state: index cached, table on disk. " if meta.get("prewarm") else "")
+         + f"{meta.get('reps', '?')} rounds, the variants interleaved in a fresh order each round; "
          "each figure is the median over the rounds.", "",
          f"Low rule: `{meta.get('rule', '?')}` (a `VACUUM` command's backend, and autovacuum "
          "workers, by their process title). The postmaster runs under `iotier run`, so every "
