@@ -58,6 +58,24 @@ def parse_pgbench_log(path):
     return out
 
 
+def parse_waits(path):
+    """bench/pg-vacuum's sampler: "NOTICE:  EPOCH EVENT ..." lines, one event (TYPE:NAME, or
+    CPU) per active reader backend; a sample with none active has no events."""
+    out = []
+    if not os.path.exists(path):
+        return out
+    with open(path) as f:
+        for line in f:
+            w = line.split()
+            if len(w) >= 2 and w[0] == "NOTICE:":
+                try:
+                    # PL/pgSQL prints a NULL aggregate (no reader active) as <NULL>
+                    out.append((float(w[1]), [e for e in w[2:] if e != "<NULL>"]))
+                except ValueError:
+                    pass
+    return out
+
+
 def window(win, variant):
     """The part of a run whose latency counts, as (start, end) in epoch seconds."""
     if variant == "alone":
@@ -76,12 +94,17 @@ def run_stats(rundir, variant):
         win["pgbench_end"] = min(win["pgbench_end"], max(t for t, _ in tx))
     lo, hi = window(win, variant)
     lat = [us for t, us in tx if lo <= t <= hi]
+    waits = {}
+    for t, events in parse_waits(os.path.join(rundir, "waits")):
+        if lo <= t <= hi:
+            for e in events:
+                waits[e] = waits.get(e, 0) + 1
     enough = len(lat) >= MIN_TX and hi > lo
     r = {"tx": len(lat), "seconds": max(0.0, hi - lo),
          "p50_us": percentile(lat, 50) if enough else None,
          "p99_us": percentile(lat, 99) if enough else None,
          "tps": len(lat) / (hi - lo) if enough else None,
-         "vacuum_s": None, "outlived": False, "rc": win.get("rc", 0)}
+         "vacuum_s": None, "outlived": False, "rc": win.get("rc", 0), "waits": waits}
     if variant != "alone":
         r["vacuum_s"] = win["vacuum_end"] - win["vacuum_start"]
         # VACUUM went on after the reader stopped: its tail ran alone, so the time is a
@@ -112,6 +135,23 @@ def load(work):
     return meta, runs
 
 
+def merge_counts(ds):
+    out = {}
+    for d in ds:
+        for k, n in d.items():
+            out[k] = out.get(k, 0) + n
+    return out
+
+
+def top_waits(waits, n=3):
+    """The reader's most sampled wait events, as "IO:DataFileRead 80%, CPU 15%"."""
+    total = sum(waits.values())
+    if not total:
+        return None
+    top = sorted(waits.items(), key=lambda kv: (-kv[1], kv[0]))[:n]
+    return ", ".join(f"{k} {100 * c / total:.0f}%" for k, c in top)
+
+
 def summarize(runs):
     """Medians per variant, and the ratios to alone (P99) and untagged (VACUUM time)."""
     s = {}
@@ -127,6 +167,7 @@ def summarize(runs):
                 "cancelled": sum(1 for r in rs if r.get("cancelled")),
                 "failed": sum(1 for r in rs if r["rc"] != 0),
                 "oom_kills": sum(r.get("mem_oom_kills", 0) or 0 for r in rs),
+                "waits": merge_counts([r["waits"] for r in rs]),
                 "classes": sorted({r["vacuum_class"] for r in rs if r.get("vacuum_class")})}
     alone_p99 = s.get("alone", {}).get("p99_us")
     untagged_vac = s.get("untagged", {}).get("vacuum_s")
@@ -215,6 +256,9 @@ def render(meta, s):
             notes.append(f"{vid}: {v['failed']} run(s) ended with an error (see the work directory)")
         if v["oom_kills"]:
             notes.append(f"{vid}: {v['oom_kills']} process(es) killed by the memory cgroup")
+        tw = top_waits(v["waits"])
+        if tw:
+            notes.append(f"{vid}: what the reader waited on in its window (sampled): {tw}")
         if v["classes"] and vid != "alone":
             notes.append(f"{vid}: the VACUUM backend's I/O class, seen with ionice: {', '.join(v['classes'])}")
     if notes:

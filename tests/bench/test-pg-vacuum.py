@@ -82,6 +82,13 @@ class Report(unittest.TestCase):
         # untagged: P99 9900, VACUUM 10 s and 12 s (median 11)
         write_run(work, "untagged.1", [x * 10 for x in base], win(T0 + 5, T0 + 15), before=[1] * 300)
         write_run(work, "untagged.2", [x * 10 for x in base], win(T0 + 5, T0 + 17))
+        # what the reader waited on: 3 samples in untagged.1's window (one with no active
+        # reader), one in untagged.2's, one before the window; and psql's other lines
+        with open(os.path.join(work, "runs", "untagged.1", "waits"), "w") as f:
+            f.write(f"NOTICE:  {T0 + 1}.5 CPU\nNOTICE:  {T0 + 6}.25 IO:DataFileRead\n"
+                    f"NOTICE:  {T0 + 7}.0 LWLock:WALWrite\nNOTICE:  {T0 + 8}.0 <NULL>\nDO\n")
+        with open(os.path.join(work, "runs", "untagged.2", "waits"), "w") as f:
+            f.write(f"NOTICE:  {T0 + 6} IO:DataFileRead IO:DataFileRead\n")
         # adaptive: P99 1980 (1.33x), VACUUM 20 s (1.82x): met, with failed transactions ignored
         write_run(work, "adaptive.1", [x * 2 for x in base], win(T0 + 5, T0 + 25), failed=20)
         # low: P99 1.33x but VACUUM 30 s and it outlived the reader (ended at 40)
@@ -110,6 +117,9 @@ class Report(unittest.TestCase):
             self.assertAlmostEqual(s["adaptive"]["p99_x"], 1980 / 1485)
             self.assertAlmostEqual(s["adaptive"]["vacuum_x"], 20 / 11)
             self.assertTrue(s["low"]["outlived"])
+            self.assertEqual(s["untagged"]["waits"], {"IO:DataFileRead": 3, "LWLock:WALWrite": 1})
+            self.assertEqual(pgvr.top_waits(s["untagged"]["waits"]), "IO:DataFileRead 75%, LWLock:WALWrite 25%")
+            self.assertIsNone(pgvr.top_waits(s["alone"]["waits"]))
             self.assertFalse(s["adaptive"]["outlived"])
             self.assertEqual(pgvr.verdict(s["adaptive"])[0], "met")
             self.assertEqual(pgvr.verdict(s["untagged"])[0], "missed")
@@ -125,6 +135,7 @@ class Report(unittest.TestCase):
             self.assertIn("- **adaptive** (the goal: a target): **met**: P99 1.33x alone", text)
             self.assertIn("| untagged |", text)
             self.assertIn("| ≥ 30.0 s (cancelled in 1 of 1) |", text)
+            self.assertIn("- untagged: what the reader waited on in its window (sampled): IO:DataFileRead 75%", text)
             self.assertIn("| 11.0 s | 1.00× |", text)
 
     def test_write_in_place(self):
