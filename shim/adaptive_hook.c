@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * adaptive_hook.c: the adaptive tier inside the wrappers (see adaptive_hook.h). Only the
- * positional calls are covered so far (pread, pwrite: what RocksDB and PostgreSQL use for
- * direct and data-file I/O); the rest of what docs/adaptive.md lists comes next.
+ * adaptive_hook.c: the adaptive tier inside the wrappers (see adaptive_hook.h): a high
+ * thread's reads timed into the window, a low thread's I/O through the gate and the
+ * splitter, and the gate's side of the writeback push and of async submissions.
  */
 #include "adaptive_hook.h"
 
+#include <fcntl.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -85,49 +87,163 @@ static uint32_t kind_of(int fd)
 	return kind;
 }
 
+/* ---- the low side ---------------------------------------------------------------- */
+
+/*
+ * Before a low I/O: wait until it may go. The pid is a syscall, so it is read only
+ * while a cap is in force; at full this is one load and a branch. Keeps errno.
+ */
+static uint32_t gate_enter(void)
+{
+	struct low_gate *gate = &adaptive_on->gate;
+
+	if (atomic_load_explicit(&gate->cap, memory_order_relaxed) == LOW_GATE_UNLIMITED)
+		return 0;
+	return low_gate_enter(gate, sys_getpid(), self_tid());
+}
+
+uint32_t adaptive_low_begin(int fd, bool write)
+{
+	uint32_t kind = kind_of(fd);
+
+	if (kind == FD_KIND_OTHER) /* a pipe, a socket: not the disk's business */
+		return ADAPTIVE_UNGATED;
+	/*
+	 * A buffered write is a copy into the page cache; its device I/O is the writeback push
+	 * (adaptive_push_enter) or the flusher's. So it holds no slot while it copies, but it
+	 * passes the gate: it waits while the low tier is held (or every slot is taken), and a
+	 * held compaction stops dirtying memory that the flusher would write at the default
+	 * class.
+	 */
+	if (write && kind == FD_KIND_FILE) {
+		low_gate_exit(&adaptive_on->gate, gate_enter(), 0);
+		return 0;
+	}
+	return gate_enter();
+}
+
+void adaptive_low_end(uint32_t ticket, ssize_t ret)
+{
+	int saved;
+
+	if (ticket == ADAPTIVE_UNGATED)
+		return;
+	saved = errno;
+	/* Bytes are counted here, once: a buffered write's push counts none again. */
+	low_gate_exit(&adaptive_on->gate, ticket, ret > 0 ? (uint64_t)ret : 0);
+	maybe_step(coarse_now_ns());
+	errno = saved;
+}
+
+uint32_t adaptive_push_chunk(void)
+{
+	struct adaptive_region *r = adaptive_on;
+
+	if (!r || atomic_load_explicit(&r->gate.cap, memory_order_relaxed) == LOW_GATE_UNLIMITED)
+		return 0;
+	return atomic_load_explicit(&r->chunk, memory_order_relaxed);
+}
+
+uint32_t adaptive_push_enter(void)
+{
+	atomic_fetch_add_explicit(&adaptive_on->pushes, 1, memory_order_relaxed);
+	return gate_enter();
+}
+
+void adaptive_push_exit(uint32_t ticket)
+{
+	low_gate_exit(&adaptive_on->gate, ticket, 0);
+}
+
+enum low_op { OP_PREAD, OP_PWRITE, OP_READ, OP_WRITE };
+
 struct low_call {
 	int fd;
-	bool write;
+	enum low_op op;
 };
+
+static bool op_writes(enum low_op op)
+{
+	return op == OP_PWRITE || op == OP_WRITE;
+}
+
+static ssize_t real_io(const struct low_call *call, char *buf, size_t len, off_t off)
+{
+	switch (call->op) {
+	case OP_PREAD:
+		return REAL(pread)(call->fd, buf, len, off);
+	case OP_PWRITE:
+		return REAL(pwrite)(call->fd, buf, len, off);
+	case OP_READ:
+		return REAL(read)(call->fd, buf, len);
+	default:
+		return REAL(write)(call->fd, buf, len);
+	}
+}
 
 /* One piece of a low thread's I/O: through the gate, then the real call. */
 static ssize_t gated_piece(void *ctx, char *buf, size_t len, off_t off)
 {
 	const struct low_call *call = ctx;
-	struct low_gate *gate = &adaptive_on->gate;
-	uint32_t ticket = 0;
-	ssize_t ret;
-	int saved;
+	uint32_t ticket = adaptive_low_begin(call->fd, op_writes(call->op));
+	ssize_t ret = real_io(call, buf, len, off);
 
-	/* The pid is a syscall: only when a cap is in force is it needed. */
-	if (atomic_load_explicit(&gate->cap, memory_order_relaxed) != LOW_GATE_UNLIMITED)
-		ticket = low_gate_enter(gate, sys_getpid(), self_tid());
-	ret = call->write ? REAL(pwrite)(call->fd, buf, len, off)
-			  : REAL(pread)(call->fd, buf, len, off);
-	saved = errno;
-	low_gate_exit(gate, ticket, ret > 0 ? (uint64_t)ret : 0);
-	maybe_step(coarse_now_ns());
-	errno = saved;
+	adaptive_low_end(ticket, ret);
 	return ret;
+}
+
+/*
+ * May this call be cut? Reads always (regular files and block devices). Writes not with
+ * O_APPEND: an appender's pieces could interleave with another's, and pwrite on an O_APPEND
+ * fd appends too. The flags are read only here, for a call larger than the chunk.
+ */
+static bool splittable(const struct low_call *call)
+{
+	int saved;
+	long fl;
+
+	if (!op_writes(call->op))
+		return true;
+	saved = errno;
+	fl = sys_call(SYS_fcntl, call->fd, F_GETFL);
+	errno = saved;
+	return fl >= 0 && !(fl & O_APPEND);
 }
 
 static ssize_t low_io(struct low_call *call, char *buf, size_t n, off_t off)
 {
 	uint32_t chunk = atomic_load_explicit(&adaptive_on->chunk, memory_order_relaxed);
+	uint32_t kind = kind_of(call->fd);
 
-	if (kind_of(call->fd) == FD_KIND_OTHER) /* a pipe, a socket: not the disk's business */
-		return call->write ? REAL(pwrite)(call->fd, buf, n, off)
-				   : REAL(pread)(call->fd, buf, n, off);
-	if (chunk != ADAPTIVE_UNLIMITED && n > chunk) {
-		atomic_fetch_add_explicit(&adaptive_on->splits, 1, memory_order_relaxed);
-		return split_io(gated_piece, call, buf, n, off, chunk);
-	}
-	return gated_piece(call, buf, n, off);
+	/* Pipes and sockets are left alone; a buffered write is one copy, never cut. */
+	if (kind == FD_KIND_OTHER || (op_writes(call->op) && kind == FD_KIND_FILE) ||
+	    chunk == ADAPTIVE_UNLIMITED || n <= chunk || !splittable(call))
+		return gated_piece(call, buf, n, off);
+	atomic_fetch_add_explicit(&adaptive_on->splits, 1, memory_order_relaxed);
+	return split_io(gated_piece, call, buf, n, off, chunk);
+}
+
+ssize_t adaptive_read(int fd, void *buf, size_t n)
+{
+	struct low_call call = { .fd = fd, .op = OP_READ };
+
+	if (!self_is_low())
+		return REAL(read)(fd, buf, n);
+	return low_io(&call, buf, n, -1);
+}
+
+ssize_t adaptive_write(int fd, const void *buf, size_t n)
+{
+	struct low_call call = { .fd = fd, .op = OP_WRITE };
+
+	if (!self_is_low())
+		return REAL(write)(fd, buf, n);
+	return low_io(&call, (char *)buf, n, -1);
 }
 
 ssize_t adaptive_pread(int fd, void *buf, size_t n, off_t off)
 {
-	struct low_call call = { .fd = fd, .write = false };
+	struct low_call call = { .fd = fd, .op = OP_PREAD };
 	uint64_t start;
 	ssize_t ret;
 
@@ -148,9 +264,20 @@ ssize_t adaptive_pread(int fd, void *buf, size_t n, off_t off)
 
 ssize_t adaptive_pwrite(int fd, const void *buf, size_t n, off_t off)
 {
-	struct low_call call = { .fd = fd, .write = true };
+	struct low_call call = { .fd = fd, .op = OP_PWRITE };
 
 	if (!self_is_low())
 		return REAL(pwrite)(fd, buf, n, off);
 	return low_io(&call, (char *)buf, n, off);
+}
+
+void adaptive_async_pass(void)
+{
+	low_gate_exit(&adaptive_on->gate, gate_enter(), 0);
+}
+
+void adaptive_async_submitted(uint64_t bytes)
+{
+	low_gate_exit(&adaptive_on->gate, 0, bytes);
+	maybe_step(coarse_now_ns());
 }

@@ -27,7 +27,7 @@
  * The layout version changes whenever struct adaptive_region does.
  */
 #define ADAPTIVE_REGION_MAGIC 0x444150414954ull /* "TIAPAD": iotier adaptive */
-#define ADAPTIVE_REGION_LAYOUT 1u
+#define ADAPTIVE_REGION_LAYOUT 2u
 
 struct adaptive_region {
 	uint64_t magic;                /* ADAPTIVE_REGION_MAGIC once initialised */
@@ -40,6 +40,7 @@ struct adaptive_region {
 	_Atomic uint32_t chunk;        /* the controller's chunk, for split_io */
 	_Atomic uint64_t deadline_ns;  /* the controller's deadline, read without the lock */
 	_Atomic uint64_t splits;       /* low I/Os cut into pieces, ever */
+	_Atomic uint64_t pushes;       /* writeback push pieces that passed the gate, ever */
 	_Atomic uint64_t level_changes;
 	_Atomic uint32_t hist[HIST_NR_BUCKETS]; /* the high tier's reads this window */
 	/* Guarded by stepper. */

@@ -37,6 +37,7 @@ static int parse_high_rules(struct config *cfg, const char *value, char *err, si
 static int parse_low_class(struct config *cfg, const char *value, char *err, size_t errlen)
 {
 	cfg->low_ioprio = low_class_parse(value, err, errlen);
+	cfg->low_class_given = true;
 	return cfg->low_ioprio < 0 ? -1 : 0;
 }
 
@@ -295,6 +296,21 @@ void config_defaults(struct config *cfg)
 	for (size_t i = 0; i < N_KEYS; i++)
 		if (config_table[i].parse)
 			config_table[i].parse(cfg, config_table[i].default_value, err, sizeof(err));
+	cfg->low_class_given = false;
+}
+
+/*
+ * Under a target the low tier runs at be:7 unless a class was given: idle would take the
+ * controller's lever away (issue 12: under a QD1 reader idle starves the low tier whatever
+ * the cap), while be:7 lets it through at the lowest best-effort level and leaves the
+ * holding back to the gate, which the controller sizes (docs/adaptive.md).
+ */
+static void target_low_class(struct config *cfg)
+{
+	char err[RULE_ERROR_MAX];
+
+	if (cfg->target.set && !cfg->low_class_given)
+		cfg->low_ioprio = low_class_parse(TARGET_LOW_CLASS, err, sizeof(err));
 }
 
 static int key_index(const char *key, size_t keylen)
@@ -410,6 +426,7 @@ int config_load(struct config *cfg, config_lookup_fn lookup, void *ctx, const ch
 		if (value && apply(cfg, (int)i, value, "", err, errlen) < 0)
 			return -1;
 	}
+	target_low_class(cfg);
 	return 0;
 }
 
