@@ -9,10 +9,13 @@
  * stopped, so that every call larger than 4 KiB goes through the splitter and the gate. Each
  * call is made twice from the same state: through libc (the shim) and as a raw syscall (the
  * kernel's own answer). The shim's counters must show that the calls were gated and split.
+ * Then, with the cap at 0 (held), a low thread's io_submit must wait at the gate (asleep in
+ * futex, not returned) and go once the cap is lifted.
  * Usage: adaptive-errno DIR (a scratch directory for its files).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/aio_abi.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -284,6 +287,78 @@ static void *low_thread(void *arg)
 	return NULL;
 }
 
+/* ---- held: an async submission waits at the gate while the cap is 0 ------------------ */
+
+#define PATIENCE_S 60 /* far longer than any wait here needs */
+
+static _Atomic pid_t aio_tid;
+static _Atomic long aio_result = -2; /* -2: io_submit has not returned */
+
+/* A libaio-style submission through syscall(), as libaio itself makes it. */
+static void *aio_thread(void *arg)
+{
+	aio_context_t ctx = 0;
+	struct iocb cb = { .aio_lio_opcode = IOCB_CMD_PREAD, .aio_fildes = (uint32_t)file_fd,
+			   .aio_buf = (uint64_t)(uintptr_t)buf, .aio_nbytes = CHUNK };
+	struct iocb *cbs[1] = { &cb };
+	struct io_event ev;
+
+	(void)arg;
+	prctl(PR_SET_NAME, "bg-aio", 0, 0, 0);
+	atomic_store(&aio_tid, (pid_t)syscall(SYS_gettid));
+	if (!EXPECT(syscall(SYS_io_setup, 1, &ctx) == 0, "io_setup: %m"))
+		return NULL;
+	atomic_store(&aio_result, syscall(SYS_io_submit, ctx, 1, cbs));
+	if (atomic_load(&aio_result) == 1)
+		syscall(SYS_io_getevents, ctx, 1, 1, &ev, NULL);
+	syscall(SYS_io_destroy, ctx);
+	return NULL;
+}
+
+static bool in_futex(pid_t tid)
+{
+	char path[64];
+	long nr = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (fscanf(f, "%ld", &nr) != 1)
+		nr = -1;
+	fclose(f);
+	return nr == SYS_futex;
+}
+
+/* Poll @cond every 10 ms for up to PATIENCE_S: a state, not a time, is asserted. */
+#define WAIT_FOR(cond)                                                                     \
+	do {                                                                               \
+		for (int i_ = 0; i_ < PATIENCE_S * 100 && !(cond); i_++)                   \
+			usleep(10000);                                                     \
+	} while (0)
+
+static void held_async(void)
+{
+	pthread_t t;
+
+	reset_file(0);
+	low_gate_set_cap(&region->gate, 0, 0);
+	if (pthread_create(&t, NULL, aio_thread, NULL) != 0) {
+		EXPECT(false, "pthread_create");
+		return;
+	}
+	WAIT_FOR(atomic_load(&aio_tid) && in_futex(atomic_load(&aio_tid)));
+	EXPECT(atomic_load(&aio_result) == -2 && in_futex(atomic_load(&aio_tid)),
+	       "a low io_submit did not wait at the gate while held (it returned %ld)",
+	       atomic_load(&aio_result));
+	low_gate_set_cap(&region->gate, LOW_GATE_UNLIMITED, 0);
+	WAIT_FOR(atomic_load(&aio_result) != -2);
+	EXPECT(atomic_load(&aio_result) == 1, "io_submit after the release: %ld",
+	       atomic_load(&aio_result));
+	pthread_join(t, NULL);
+}
+
 static int setup(void)
 {
 	char path[256];
@@ -321,6 +396,7 @@ int main(int argc, char **argv)
 	if (pthread_create(&t, NULL, low_thread, NULL) != 0)
 		return T_EXIT_FAIL;
 	pthread_join(t, NULL);
+	held_async();
 	EXPECT(atomic_load(&region->gate.inflight) == 0, "%u slots still held",
 	       atomic_load(&region->gate.inflight));
 	return test_result();
