@@ -102,10 +102,9 @@ static uint32_t gate_enter(void)
 	return low_gate_enter(gate, sys_getpid(), self_tid());
 }
 
-uint32_t adaptive_low_begin(int fd, bool write)
+/* adaptive_low_begin for an fd whose kind is known. */
+static uint32_t low_begin(uint32_t kind, bool write)
 {
-	uint32_t kind = kind_of(fd);
-
 	if (kind == FD_KIND_OTHER) /* a pipe, a socket: not the disk's business */
 		return ADAPTIVE_UNGATED;
 	/*
@@ -120,6 +119,11 @@ uint32_t adaptive_low_begin(int fd, bool write)
 		return 0;
 	}
 	return gate_enter();
+}
+
+uint32_t adaptive_low_begin(int fd, bool write)
+{
+	return low_begin(kind_of(fd), write);
 }
 
 void adaptive_low_end(uint32_t ticket, ssize_t ret)
@@ -159,6 +163,7 @@ enum low_op { OP_PREAD, OP_PWRITE, OP_READ, OP_WRITE };
 
 struct low_call {
 	int fd;
+	uint32_t kind; /* FD_KIND_*, found once per call */
 	enum low_op op;
 };
 
@@ -185,7 +190,7 @@ static ssize_t real_io(const struct low_call *call, char *buf, size_t len, off_t
 static ssize_t gated_piece(void *ctx, char *buf, size_t len, off_t off)
 {
 	const struct low_call *call = ctx;
-	uint32_t ticket = adaptive_low_begin(call->fd, op_writes(call->op));
+	uint32_t ticket = low_begin(call->kind, op_writes(call->op));
 	ssize_t ret = real_io(call, buf, len, off);
 
 	adaptive_low_end(ticket, ret);
@@ -213,7 +218,7 @@ static bool splittable(const struct low_call *call)
 static ssize_t low_io(struct low_call *call, char *buf, size_t n, off_t off)
 {
 	uint32_t chunk = atomic_load_explicit(&adaptive_on->chunk, memory_order_relaxed);
-	uint32_t kind = kind_of(call->fd);
+	uint32_t kind = call->kind = kind_of(call->fd);
 
 	/* Pipes and sockets are left alone; a buffered write is one copy, never cut. */
 	if (kind == FD_KIND_OTHER || (op_writes(call->op) && kind == FD_KIND_FILE) ||
