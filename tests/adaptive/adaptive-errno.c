@@ -26,7 +26,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "adaptive_region.h"
+#include "adaptive_probe.h"
 #include "test_env.h"
 
 #define CHUNK 4096u
@@ -41,22 +41,6 @@ static char pattern[FILE_BYTES];
 /* Bad arguments the compiler must not see through. */
 static char *volatile nowhere;
 static volatile int negative = -1;
-
-static struct adaptive_region *find_region(void)
-{
-	FILE *maps = fopen("/proc/self/maps", "r");
-	char line[512];
-	void *found = NULL;
-
-	while (maps && fgets(line, sizeof(line), maps))
-		if (strstr(line, "/memfd:" ADAPTIVE_REGION_NAME)) {
-			found = (void *)strtoull(line, NULL, 16);
-			break;
-		}
-	if (maps)
-		fclose(maps);
-	return found;
-}
 
 /* The controller stopped, the cap finite and forever, a 4 KiB chunk: split and gated. */
 static void pin_region(void)
@@ -315,22 +299,6 @@ static void *aio_thread(void *arg)
 	return NULL;
 }
 
-static bool in_futex(pid_t tid)
-{
-	char path[64];
-	long nr = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	if (fscanf(f, "%ld", &nr) != 1)
-		nr = -1;
-	fclose(f);
-	return nr == SYS_futex;
-}
-
 /* Poll @cond every 10 ms for up to PATIENCE_S: a state, not a time, is asserted. */
 #define WAIT_FOR(cond)                                                                     \
 	do {                                                                               \
@@ -350,8 +318,8 @@ static void held_async(void)
 	}
 	/* Until it sleeps at the gate, or returned without waiting (the failure). */
 	WAIT_FOR(atomic_load(&aio_result) != -2 ||
-		 (atomic_load(&aio_tid) && in_futex(atomic_load(&aio_tid))));
-	EXPECT(atomic_load(&aio_result) == -2 && in_futex(atomic_load(&aio_tid)),
+		 (atomic_load(&aio_tid) && adaptive_probe_in_futex(atomic_load(&aio_tid))));
+	EXPECT(atomic_load(&aio_result) == -2 && adaptive_probe_in_futex(atomic_load(&aio_tid)),
 	       "a low io_submit did not wait at the gate while held (it returned %ld)",
 	       atomic_load(&aio_result));
 	low_gate_set_cap(&region->gate, LOW_GATE_UNLIMITED, 0);
@@ -388,7 +356,7 @@ int main(int argc, char **argv)
 		return T_EXIT_FAIL;
 	}
 	dir = argv[1];
-	region = find_region();
+	region = adaptive_probe_region();
 	if (!region)
 		return test_fail("no %s mapping: is the shim preloaded with a target?",
 				 ADAPTIVE_REGION_NAME);

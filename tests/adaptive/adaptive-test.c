@@ -27,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "adaptive_region.h"
+#include "adaptive_probe.h"
 #include "cleanup.h"
 #include "loopdev.h"
 #include "test_env.h"
@@ -49,22 +49,6 @@ static _Atomic pid_t low_tids[LOW_THREADS];
 static const char *dev_path, *buf_path;
 
 /* ---- the worker, under the shim ---------------------------------------------------- */
-
-static struct adaptive_region *find_region(void)
-{
-	FILE *maps = fopen("/proc/self/maps", "r");
-	char line[512];
-	void *found = NULL;
-
-	while (maps && fgets(line, sizeof(line), maps))
-		if (strstr(line, "/memfd:" ADAPTIVE_REGION_NAME)) {
-			found = (void *)strtoull(line, NULL, 16);
-			break;
-		}
-	if (maps)
-		fclose(maps);
-	return found;
-}
 
 static void low_thread_start(int which)
 {
@@ -137,26 +121,10 @@ static void *buf_writer(void *arg)
 }
 
 /* Is thread @tid of this process asleep in futex (a low thread waiting at the gate)? */
-static bool in_futex(pid_t tid)
-{
-	char path[64];
-	long nr = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	if (fscanf(f, "%ld", &nr) != 1)
-		nr = -1;
-	fclose(f);
-	return nr == SYS_futex;
-}
-
 static bool all_low_waiting(void)
 {
 	for (int i = 0; i < LOW_THREADS; i++)
-		if (!in_futex(atomic_load(&low_tids[i])))
+		if (!adaptive_probe_in_futex(atomic_load(&low_tids[i])))
 			return false;
 	return true;
 }
@@ -204,7 +172,7 @@ static void read_until_held(struct adaptive_region *r, char *buf)
 	EXPECT(atomic_load(&r->pushes) > 0, "no writeback push went through the gate");
 	EXPECT(atomic_load(&r->gate.waits) > 0, "no low write waited at the gate");
 	for (int i = 0; i < LOW_THREADS; i++)
-		EXPECT(in_futex(atomic_load(&low_tids[i])), "%s is not waiting at the gate while "
+		EXPECT(adaptive_probe_in_futex(atomic_load(&low_tids[i])), "%s is not waiting at the gate while "
 		       "the low tier is held", low_names[i]);
 	EXPECT(r->ctl.misses > 0, "no window missed");
 }
@@ -252,7 +220,7 @@ static void expect_release(struct adaptive_region *r)
 static int worker(void)
 {
 	void *(*const bodies[LOW_THREADS])(void *) = { writer, vec_writer, buf_writer };
-	struct adaptive_region *r = find_region();
+	struct adaptive_region *r = adaptive_probe_region();
 	pthread_t t[LOW_THREADS];
 	char *rbuf, *wbuf;
 
