@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/aio_abi.h>
+#include <linux/ioprio.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -265,6 +266,10 @@ static void *low_thread(void *arg)
 	(void)arg;
 	prctl(PR_SET_NAME, "bg-errno", 0, 0, 0);
 	plain_calls();
+	/* Tagged by its first I/O: under a target, be:7 rather than idle (docs/adaptive.md). */
+	EXPECT(syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0) ==
+	       IOPRIO_PRIO_VALUE(IOPRIO_CLASS_BE, 7), "a low thread under a target runs at %#lx, "
+	       "not be:7", syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0));
 	direct_calls();
 	vector_calls();
 	pipe_calls();
