@@ -12,13 +12,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "adaptive_low.h"
 #include "adaptive_region.h"
 #include "low_paths.h"
 #include "real.h"
 #include "split_io.h"
 #include "sys.h"
 
-struct adaptive_region *adaptive_on;
 
 static uint64_t clock_ns(clockid_t clock)
 {
@@ -44,13 +44,6 @@ static uint64_t coarse_now_ns(void)
 	return clock_ns(CLOCK_MONOTONIC_COARSE);
 }
 
-static pid_t self_tid(void)
-{
-	struct state_slot *slot = self_slot;
-
-	return slot && slot->tid ? slot->tid : sys_gettid();
-}
-
 void adaptive_hook_init(void)
 {
 	struct adaptive_params p;
@@ -73,7 +66,7 @@ static void maybe_step(uint64_t now)
 	if (likely(!adaptive_region_due(adaptive_on, now)))
 		return;
 	saved = errno;
-	adaptive_region_maybe_step(adaptive_on, now, sys_getpid(), self_tid());
+	adaptive_region_maybe_step(adaptive_on, now, sys_getpid(), adaptive_self_tid());
 	errno = saved;
 }
 
@@ -89,19 +82,6 @@ static uint32_t kind_of(int fd)
 
 /* ---- the low side ---------------------------------------------------------------- */
 
-/*
- * Before a low I/O: wait until it may go. The pid is a syscall, so it is read only
- * while a cap is in force; at full this is one load and a branch. Keeps errno.
- */
-static uint32_t gate_enter(void)
-{
-	struct low_gate *gate = &adaptive_on->gate;
-
-	if (atomic_load_explicit(&gate->cap, memory_order_relaxed) == LOW_GATE_UNLIMITED)
-		return 0;
-	return low_gate_enter(gate, sys_getpid(), self_tid());
-}
-
 /* adaptive_low_begin for an fd whose kind is known. */
 static uint32_t low_begin(uint32_t kind, bool write)
 {
@@ -115,10 +95,10 @@ static uint32_t low_begin(uint32_t kind, bool write)
 	 * class.
 	 */
 	if (write && kind == FD_KIND_FILE) {
-		low_gate_exit(&adaptive_on->gate, gate_enter(), 0);
+		low_gate_exit(&adaptive_on->gate, adaptive_gate_enter(), 0);
 		return 0;
 	}
-	return gate_enter();
+	return adaptive_gate_enter();
 }
 
 uint32_t adaptive_low_begin(int fd, bool write)
@@ -137,26 +117,6 @@ void adaptive_low_end(uint32_t ticket, ssize_t ret)
 	low_gate_exit(&adaptive_on->gate, ticket, ret > 0 ? (uint64_t)ret : 0);
 	maybe_step(coarse_now_ns());
 	errno = saved;
-}
-
-uint32_t adaptive_push_chunk(void)
-{
-	struct adaptive_region *r = adaptive_on;
-
-	if (!r || atomic_load_explicit(&r->gate.cap, memory_order_relaxed) == LOW_GATE_UNLIMITED)
-		return 0;
-	return atomic_load_explicit(&r->chunk, memory_order_relaxed);
-}
-
-uint32_t adaptive_push_enter(void)
-{
-	atomic_fetch_add_explicit(&adaptive_on->pushes, 1, memory_order_relaxed);
-	return gate_enter();
-}
-
-void adaptive_push_exit(uint32_t ticket)
-{
-	low_gate_exit(&adaptive_on->gate, ticket, 0);
 }
 
 enum low_op { OP_PREAD, OP_PWRITE, OP_READ, OP_WRITE };
@@ -278,7 +238,7 @@ ssize_t adaptive_pwrite(int fd, const void *buf, size_t n, off_t off)
 
 void adaptive_async_pass(void)
 {
-	low_gate_exit(&adaptive_on->gate, gate_enter(), 0);
+	low_gate_exit(&adaptive_on->gate, adaptive_gate_enter(), 0);
 }
 
 void adaptive_async_submitted(uint64_t bytes)

@@ -13,11 +13,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "adaptive_low.h"
 #include "low_paths.h"
 #include "shim.h"
 
-struct adaptive_region;
-extern struct adaptive_region *adaptive_on SHIM_HIDDEN;
 
 /* From shim_init, after the configuration: map the region if a target is set. */
 SHIM_HIDDEN void adaptive_hook_init(void);
@@ -51,15 +50,6 @@ SHIM_HIDDEN void adaptive_low_end(uint32_t ticket, ssize_t ret);
 			   adaptive_low_end(ticket_, ret_);                                  \
 			   ret_;                                                             \
 		   }))
-
-/*
- * The writeback push of a low thread (low_paths.c). adaptive_push_chunk: 0 while the tier
- * is at full (push as without a target), else the size of each gated piece. Each piece
- * passes adaptive_push_enter / _exit and is waited for before the next.
- */
-SHIM_HIDDEN uint32_t adaptive_push_chunk(void);
-SHIM_HIDDEN uint32_t adaptive_push_enter(void);
-SHIM_HIDDEN void adaptive_push_exit(uint32_t ticket);
 
 /*
  * An io_uring or libaio submission of a low thread: it cannot be counted in flight (it

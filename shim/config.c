@@ -311,6 +311,7 @@ static void target_low_class(struct config *cfg)
 
 	if (cfg->target.set && !cfg->low_class_given)
 		cfg->low_ioprio = low_class_parse(TARGET_LOW_CLASS, err, sizeof(err));
+	cfg->low_class_given = false; /* only for this: a loaded config equals its defaults */
 }
 
 static int key_index(const char *key, size_t keylen)

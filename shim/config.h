@@ -30,7 +30,7 @@ enum cgroup_mode { CGROUP_AUTO = 0, CGROUP_OFF, CGROUP_V1, CGROUP_V2 };
 struct config {
 	struct tier_rules rules;
 	int low_ioprio;        /* what low threads get; idle by default, be:7 under a target */
-	bool low_class_given;  /* IOTIER_LOW_CLASS was set, not its default */
+	bool low_class_given;  /* while loading: IOTIER_LOW_CLASS was given (false after) */
 	int high_ioprio;       /* IOPRIO_KEEP, or what high threads get */
 	enum log_level log;
 	enum cgroup_mode cgroup_mode;  /* IOTIER_CGROUP: auto unless configured */

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "adaptive.h"
-#include "adaptive_hook.h"
+#include "adaptive_low.h"
 #include "fork.h"
 #include "low_paths.h"
 #include "real.h"
