@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "adaptive_region.h"
+#include "bench_common.h"
 
 #define FILE_BYTES 4096
 #define BLOCK_CALLS 20000
@@ -54,13 +55,6 @@ static uint64_t clock_ns(clockid_t clock)
 
 	clock_gettime(clock, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
 }
 
 static void *reader(void *arg)
@@ -92,8 +86,7 @@ static void *reader(void *arg)
 		}
 		per_block[b] = (double)(clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0) / BLOCK_CALLS;
 	}
-	qsort(per_block, (size_t)blocks, sizeof(*per_block), cmp_double);
-	w->ns_per_call = per_block[blocks / 2];
+	w->ns_per_call = bench_median(per_block, (size_t)blocks);
 	free(per_block);
 	return NULL;
 }
@@ -174,8 +167,7 @@ int main(int argc, char **argv)
 		pthread_join(workers[i].tid, NULL);
 		ns[i] = workers[i].ns_per_call;
 	}
-	qsort(ns, (size_t)threads, sizeof(*ns), cmp_double);
 	printf("mode=%s threads=%ld ns_per_call=%.1f\n", mode_names[mode], threads,
-	       ns[threads / 2]);
+	       bench_median(ns, (size_t)threads));
 	return 0;
 }

@@ -13,16 +13,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "adaptive_region.h"
+#include "adaptive_worker.h"
 #include "cleanup.h"
 #include "loopdev.h"
 #include "test_env.h"
@@ -38,22 +36,6 @@ static _Atomic uint64_t writes;
 static int dev_fd = -1;
 
 /* ---- the worker, under the shim ---------------------------------------------------- */
-
-static struct adaptive_region *find_region(void)
-{
-	FILE *maps = fopen("/proc/self/maps", "r");
-	char line[512];
-	void *found = NULL;
-
-	while (maps && fgets(line, sizeof(line), maps))
-		if (strstr(line, "/memfd:" ADAPTIVE_REGION_NAME)) {
-			found = (void *)strtoull(line, NULL, 16);
-			break;
-		}
-	if (maps)
-		fclose(maps);
-	return found;
-}
 
 static void *writer(void *arg)
 {
@@ -136,7 +118,7 @@ static void expect_release(struct adaptive_region *r)
 
 static int worker(const char *device)
 {
-	struct adaptive_region *r = find_region();
+	struct adaptive_region *r = adaptive_worker_region();
 	char *rbuf, *wbuf;
 	pthread_t t;
 
@@ -165,40 +147,10 @@ static int worker(const char *device)
 /* ---- the orchestrator ------------------------------------------------------------- */
 
 static struct loopdev dev = { .index = -1 };
-static volatile pid_t child;
-
-/* However the test ends (a failure, meson's timeout): no worker left, no loop device. */
-static void kill_worker(void *arg)
-{
-	(void)arg;
-	if (child > 0)
-		kill(child, SIGKILL);
-}
 
 static void destroy_loopdev(void *arg)
 {
 	loopdev_destroy(arg);
-}
-
-static int run_worker(const char *self, const char *preload)
-{
-	int status;
-
-	child = fork();
-	if (child < 0)
-		return T_EXIT_FAIL;
-	if (child == 0) {
-		setenv("LD_PRELOAD", preload, 1);
-		setenv("IOTIER_LOW", "bg-*", 1);
-		setenv("IOTIER_TARGET", "read.p99<=10us", 1);
-		setenv("IOTIER_LOG", "warn", 1);
-		execl(self, self, "worker", dev.path, (char *)NULL);
-		_exit(127);
-	}
-	if (waitpid(child, &status, 0) != child)
-		return T_EXIT_FAIL;
-	child = 0;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : T_EXIT_FAIL;
 }
 
 int main(int argc, char **argv)
@@ -213,7 +165,7 @@ int main(int argc, char **argv)
 	}
 	if (geteuid() != 0)
 		return test_skip("needs root for a loop device");
-	if (test_cleanup_add(destroy_loopdev, &dev) < 0 || test_cleanup_add(kill_worker, NULL) < 0)
+	if (test_cleanup_add(destroy_loopdev, &dev) < 0 || adaptive_worker_kill_on_exit() < 0)
 		return T_EXIT_FAIL;
 	/* A shallow queue, as in issue 12's rig: reads wait behind the writes in flight. */
 	ret = loopdev_create(&dev, NULL, READ_SPAN + WRITE_SPAN, "mq-deadline", 4);
@@ -223,7 +175,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "loop device: %s\n", strerror(-ret));
 		return T_EXIT_FAIL;
 	}
-	ret = run_worker(argv[0], argv[1]);
+	ret = adaptive_worker_run(argv[0], argv[1], "read.p99<=10us", dev.path);
 	loopdev_destroy(&dev);
 	return ret;
 }

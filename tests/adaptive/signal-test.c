@@ -14,15 +14,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include "adaptive_region.h"
+#include "adaptive_worker.h"
 #include "cleanup.h"
 #include "scratch_fs.h"
 #include "test_env.h"
@@ -38,22 +36,6 @@ ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
 /* ---- the worker, under the shim ---------------------------------------------------- */
 
 static struct adaptive_region *region;
-
-static struct adaptive_region *find_region(void)
-{
-	FILE *maps = fopen("/proc/self/maps", "r");
-	char line[512];
-	void *found = NULL;
-
-	while (maps && fgets(line, sizeof(line), maps))
-		if (strstr(line, "/memfd:" ADAPTIVE_REGION_NAME)) {
-			found = (void *)strtoull(line, NULL, 16);
-			break;
-		}
-	if (maps)
-		fclose(maps);
-	return found;
-}
 
 /* The high reads noted in the current window, over every slot. */
 static uint64_t noted(void)
@@ -152,7 +134,7 @@ static int worker(const char *path)
 {
 	char *buf;
 
-	region = find_region();
+	region = adaptive_worker_region();
 	if (!region) {
 		fprintf(stderr, "FAIL: no %s mapping: is the shim preloaded with a target?\n",
 			ADAPTIVE_REGION_NAME);
@@ -172,14 +154,6 @@ static int worker(const char *path)
 /* ---- the orchestrator ------------------------------------------------------------- */
 
 static struct scratch_fs fs;
-static volatile pid_t child;
-
-static void kill_worker(void *arg)
-{
-	(void)arg;
-	if (child > 0)
-		kill(child, SIGKILL);
-}
 
 /* The file the worker reads, written and synced so that its pages can be dropped. */
 static int make_file(const char *path)
@@ -196,27 +170,6 @@ static int make_file(const char *path)
 		close(fd);
 	free(buf);
 	return ok ? 0 : test_fail("write %s: %m", path);
-}
-
-static int run_worker(const char *self, const char *preload, const char *path)
-{
-	int status;
-
-	child = fork();
-	if (child < 0)
-		return T_EXIT_FAIL;
-	if (child == 0) {
-		setenv("LD_PRELOAD", preload, 1);
-		setenv("IOTIER_LOW", "bg-*", 1);
-		setenv("IOTIER_TARGET", "read.p99<=5s", 1);
-		setenv("IOTIER_LOG", "warn", 1);
-		execl(self, self, "worker", path, (char *)NULL);
-		_exit(127);
-	}
-	if (waitpid(child, &status, 0) != child)
-		return T_EXIT_FAIL;
-	child = 0;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : T_EXIT_FAIL;
 }
 
 int main(int argc, char **argv)
@@ -238,7 +191,7 @@ int main(int argc, char **argv)
 	}
 	if (geteuid() != 0)
 		return test_skip("needs root for a loop device");
-	if (test_cleanup_add(kill_worker, NULL) < 0)
+	if (adaptive_worker_kill_on_exit() < 0)
 		return T_EXIT_FAIL;
 	ret = scratch_fs_create(&fs, &opts);
 	if (ret)
@@ -246,7 +199,7 @@ int main(int argc, char **argv)
 	snprintf(path, sizeof(path), "%s/data", fs.mnt);
 	ret = make_file(path);
 	if (!ret)
-		ret = run_worker(argv[0], argv[1], path);
+		ret = adaptive_worker_run(argv[0], argv[1], "read.p99<=5s", path);
 	scratch_fs_destroy(&fs);
 	return ret;
 }
