@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * adaptive_hook.c: the adaptive tier inside the wrappers (see adaptive_hook.h): a high
- * thread's reads timed into the window, a low thread's I/O through the gate and the
- * splitter, and the gate's side of the writeback push and of async submissions.
+ * thread's synchronous reads timed into the window, a low thread's I/O through the gate
+ * and the splitter, and the gate's side of the writeback push and of async submissions.
  */
 #include "adaptive_hook.h"
 
@@ -206,24 +206,52 @@ ssize_t adaptive_write(int fd, const void *buf, size_t n)
 	return low_io(&call, (char *)buf, n, -1);
 }
 
+/* Storage and regular files only: a pipe, a socket or a tty says nothing about the disk. */
+static struct adaptive_timing timing_begin(int fd)
+{
+	struct adaptive_timing t = { .kind = kind_of(fd) };
+
+	if (t.kind == FD_KIND_STORAGE || t.kind == FD_KIND_FILE)
+		t.start = now_ns();
+	return t;
+}
+
+struct adaptive_timing adaptive_read_begin(int fd)
+{
+	if (self_is_low())
+		return (struct adaptive_timing){ 0 };
+	return timing_begin(fd);
+}
+
+/*
+ * A read that moved nothing (an error, the end of a file) did not wait for the device the
+ * way the window means. A buffered read under the floor was a page-cache hit: counting
+ * those would bury the device's latency under memory copies.
+ */
+void adaptive_read_end(struct adaptive_timing t, ssize_t ret)
+{
+	uint64_t end, ns;
+
+	if (!t.start || ret <= 0)
+		return;
+	end = now_ns();
+	ns = end - t.start;
+	if (t.kind == FD_KIND_STORAGE || ns >= ADAPTIVE_PAGE_CACHE_FLOOR_NS)
+		adaptive_region_note_read(adaptive_on, ns);
+	maybe_step(end);
+}
+
 ssize_t adaptive_pread(int fd, void *buf, size_t n, off_t off)
 {
 	struct low_call call = { .fd = fd, .op = OP_PREAD };
-	uint64_t start;
+	struct adaptive_timing t;
 	ssize_t ret;
 
 	if (self_is_low())
 		return low_io(&call, buf, n, off);
-	if (kind_of(fd) != FD_KIND_STORAGE)
-		return REAL(pread)(fd, buf, n, off);
-	start = now_ns();
+	t = timing_begin(fd);
 	ret = REAL(pread)(fd, buf, n, off);
-	if (ret >= 0) {
-		uint64_t end = now_ns();
-
-		adaptive_region_note_read(adaptive_on, end - start);
-		maybe_step(end);
-	}
+	adaptive_read_end(t, ret);
 	return ret;
 }
 

@@ -48,15 +48,23 @@ void adaptive_region_destroy(struct adaptive_region *r)
 		munmap(r, sizeof(*r));
 }
 
-/* Take the window's counts out of the shared counters; new reads go to the next one. */
+/*
+ * Take the window's counts out of the shared counters (the histogram summed over its
+ * slots; w is zeroed by the caller); new reads go to the next one.
+ */
 static void collect(struct adaptive_region *r, struct adaptive_window *w)
 {
 	uint64_t waits = atomic_load(&r->gate.waits), bytes = atomic_load(&r->gate.bytes);
 	uint64_t splits = atomic_load(&r->splits);
 
-	for (uint32_t i = 0; i < HIST_NR_BUCKETS; i++)
-		w->hist[i] = atomic_load_explicit(&r->hist[i], memory_order_relaxed) ?
-			     atomic_exchange_explicit(&r->hist[i], 0, memory_order_relaxed) : 0;
+	for (uint32_t s = 0; s < ADAPTIVE_HIST_SLOTS; s++)
+		for (uint32_t i = 0; i < HIST_NR_BUCKETS; i++) {
+			_Atomic uint32_t *c = &r->hist[s].count[i];
+
+			/* Load first: most buckets are empty, and a load does not take the line. */
+			if (atomic_load_explicit(c, memory_order_relaxed))
+				w->hist[i] += atomic_exchange_explicit(c, 0, memory_order_relaxed);
+		}
 	w->low_bytes = bytes - r->seen_bytes;
 	w->low_limited = (waits - r->seen_waits) + (splits - r->seen_splits);
 	r->seen_bytes = bytes;

@@ -80,6 +80,11 @@ _Static_assert(sizeof(off_t) == 8, "the 64-bit aliases below assume a 64-bit off
  * RWF_NOWAIT: a caller that asked not to block must not wait at the gate.
  */
 #define WRAP_OPTIONAL_RW(name, params, args, write, after)                                 \
+	WRAP_OPTIONAL_RW_VIA(name, params, args, OPTIONAL_GATED(write, fn args), after)
+#define OPTIONAL_GATED(write, call) ((flags & RWF_NOWAIT) ? (call) : ADAPTIVE_GATED(fd, write, call))
+
+/* @call does the I/O through fn, the real function found at run time. */
+#define WRAP_OPTIONAL_RW_VIA(name, params, args, call, after)                              \
 	EXPORT ssize_t name params                                                         \
 	{                                                                                  \
 		ssize_t(*fn) params = REAL(name);                                          \
@@ -91,15 +96,21 @@ _Static_assert(sizeof(off_t) == 8, "the 64-bit aliases below assume a 64-bit off
 		if (unlikely(in_shim))                                                     \
 			return fn args;                                                    \
 		shim_io_prologue();                                                        \
-		ret = (flags & RWF_NOWAIT) ? fn args : ADAPTIVE_GATED(fd, write, fn args); \
+		ret = call;                                                                \
 		after;                                                                     \
 		return ret;                                                                \
 	}
 
 #define ALIAS(name, target) __typeof__(target) name __attribute__((alias(#target), visibility("default")));
 
+/*
+ * With a target, a high thread's reads are timed (ADAPTIVE_TIMED_READ) and a low thread's
+ * I/O passes the gate (adaptive_read and the rest, ADAPTIVE_GATED); each is a no-op for the
+ * other kind of thread.
+ */
 WRAP_READ_VIA(read, (int fd, void *buf, size_t n), (fd, buf, n), fd,
-	      unlikely(adaptive_on) ? adaptive_read(fd, buf, n) : REAL(read)(fd, buf, n))
+	      ADAPTIVE_TIMED_READ(fd, unlikely(adaptive_on) ? adaptive_read(fd, buf, n)
+							: REAL(read)(fd, buf, n)))
 WRAP_READ_VIA(pread, (int fd, void *buf, size_t n, off_t off), (fd, buf, n, off), fd,
 	      unlikely(adaptive_on) ? adaptive_pread(fd, buf, n, off) : REAL(pread)(fd, buf, n, off))
 WRAP_WRITE_VIA(pwrite, (int fd, const void *buf, size_t n, off_t off), (fd, buf, n, off), fd,
@@ -107,16 +118,18 @@ WRAP_WRITE_VIA(pwrite, (int fd, const void *buf, size_t n, off_t off), (fd, buf,
 	       unlikely(adaptive_on) ? adaptive_pwrite(fd, buf, n, off) : REAL(pwrite)(fd, buf, n, off))
 /* Vectored calls are gated whole, never cut (docs/adaptive.md says why). */
 WRAP_READ_VIA(readv, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt), fd,
-	      ADAPTIVE_GATED(fd, false, REAL(readv)(fd, iov, cnt)))
+	      ADAPTIVE_TIMED_READ(fd, ADAPTIVE_GATED(fd, false, REAL(readv)(fd, iov, cnt))))
 WRAP_WRITE_VIA(writev, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt), fd, -1,
 	       ADAPTIVE_GATED(fd, true, REAL(writev)(fd, iov, cnt)))
 WRAP_READ_VIA(preadv, (int fd, const struct iovec *iov, int cnt, off_t off), (fd, iov, cnt, off),
-	      fd, ADAPTIVE_GATED(fd, false, REAL(preadv)(fd, iov, cnt, off)))
+	      fd, ADAPTIVE_TIMED_READ(fd, ADAPTIVE_GATED(fd, false, REAL(preadv)(fd, iov, cnt, off))))
 WRAP_WRITE_VIA(pwritev, (int fd, const struct iovec *iov, int cnt, off_t off),
 	       (fd, iov, cnt, off), fd, ret > 0 ? off + ret : -1,
 	       ADAPTIVE_GATED(fd, true, REAL(pwritev)(fd, iov, cnt, off)))
-WRAP_OPTIONAL_RW(preadv2, (int fd, const struct iovec *iov, int cnt, off_t off, int flags),
-		 (fd, iov, cnt, off, flags), false, low_paths_after_read(fd, ret))
+WRAP_OPTIONAL_RW_VIA(preadv2, (int fd, const struct iovec *iov, int cnt, off_t off, int flags),
+		     (fd, iov, cnt, off, flags),
+		     ADAPTIVE_TIMED_READ(fd, OPTIONAL_GATED(false, fn(fd, iov, cnt, off, flags))),
+		     low_paths_after_read(fd, ret))
 /* An offset of -1 means the file position, as for writev. */
 WRAP_OPTIONAL_RW(pwritev2, (int fd, const struct iovec *iov, int cnt, off_t off, int flags),
 		 (fd, iov, cnt, off, flags), true,
@@ -124,8 +137,9 @@ WRAP_OPTIONAL_RW(pwritev2, (int fd, const struct iovec *iov, int cnt, off_t off,
 /* _FORTIFY_SOURCE builds (all of Debian's) call these instead of read and pread. */
 /* Past the fortify check (n <= buflen; else the real one aborts), it is a read. */
 WRAP_READ_VIA(__read_chk, (int fd, void *buf, size_t n, size_t buflen), (fd, buf, n, buflen), fd,
-	      unlikely(adaptive_on) && n <= buflen ? adaptive_read(fd, buf, n)
-						   : REAL(__read_chk)(fd, buf, n, buflen))
+	      ADAPTIVE_TIMED_READ(fd, unlikely(adaptive_on) && n <= buflen
+					      ? adaptive_read(fd, buf, n)
+					      : REAL(__read_chk)(fd, buf, n, buflen)))
 /* Past the fortify check (n <= buflen; else the real one aborts), it is a pread. */
 WRAP_READ_VIA(__pread_chk, (int fd, void *buf, size_t n, off_t off, size_t buflen),
 	      (fd, buf, n, off, buflen), fd,
