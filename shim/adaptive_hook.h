@@ -9,6 +9,7 @@
 #ifndef IOTIER_ADAPTIVE_HOOK_H
 #define IOTIER_ADAPTIVE_HOOK_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include "shim.h"
@@ -18,6 +19,12 @@ extern struct adaptive_region *adaptive_on SHIM_HIDDEN;
 
 /* From shim_init, after the configuration: map the region if a target is set. */
 SHIM_HIDDEN void adaptive_hook_init(void);
+
+/*
+ * The program opened @path as @fd, for writing if @writable: if it is the database's log
+ * (IOTIER_DEBT_LOG), the debt guard starts reading it. errno as it was.
+ */
+SHIM_HIDDEN void adaptive_hook_opened(int fd, const char *path, bool writable);
 
 /* pread and pwrite while adaptive_on: same results and errno as the real calls. */
 SHIM_HIDDEN ssize_t adaptive_pread(int fd, void *buf, size_t n, off_t off);

@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include "adaptive.h"
+#include "debt_log.h"
 #include "low_gate.h"
 
 #define ADAPTIVE_REGION_NAME "iotier-adaptive" /* /proc/PID/maps shows /memfd:NAME */
@@ -27,7 +28,7 @@
  * The layout version changes whenever struct adaptive_region does.
  */
 #define ADAPTIVE_REGION_MAGIC 0x444150414954ull /* "TIAPAD": iotier adaptive */
-#define ADAPTIVE_REGION_LAYOUT 1u
+#define ADAPTIVE_REGION_LAYOUT 2u
 
 struct adaptive_region {
 	uint64_t magic;                /* ADAPTIVE_REGION_MAGIC once initialised */
@@ -46,6 +47,8 @@ struct adaptive_region {
 	uint64_t seen_waits, seen_bytes, seen_splits;
 	struct adaptive_window window; /* the step's scratch: too large for a caller's stack */
 	struct adaptive ctl;
+	/* Layout 2: the debt guard's log (IOTIER_DEBT_LOG), noted by the open wrappers. */
+	struct debt_log debt;
 };
 
 /* Map and start a region for @t at @now_ns; NULL with errno. */
