@@ -19,6 +19,7 @@
 #include "adaptive_region.h"
 #include "check_main.h"
 #include "cleanup.h"
+#include "region_fixture.h"
 
 #define MS 1000000ull
 #define T0 (1000 * MS)
@@ -39,14 +40,7 @@ static int log_fd = -1;
 
 static void setup(void)
 {
-	struct adaptive_params p;
-	struct adaptive_target t;
-	char err[128];
-
-	adaptive_params_default(&p);
-	ck_assert_int_eq(adaptive_target_parse("read.p99<=1ms", &t, err, sizeof(err)), 0);
-	r = adaptive_region_create(&p, &t, T0);
-	ck_assert_ptr_nonnull(r);
+	r = region_fixture("read.p99<=1ms", T0);
 	d = &r->debt;
 	snprintf(path, sizeof(path), "%s/LOG", dir);
 	unlink(path);
