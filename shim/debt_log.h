@@ -33,7 +33,12 @@
 
 struct debt_log {
 	/* Written by the open wrappers of any process of the tree. */
-	_Atomic uint32_t busy;         /* one writer at a time (a try-lock: a loser gives up) */
+	/*
+	 * One writer at a time: a try-lock, a loser gives up (a signal handler's open inside an
+	 * open cannot wait for itself). A writer killed inside its few stores leaves it taken
+	 * and gen odd: later notes are dropped, the log already adopted is still read.
+	 */
+	_Atomic uint32_t busy;
 	_Atomic uint32_t gen;          /* odd while the fields below are written */
 	char path[DEBT_LOG_PATH_MAX];  /* absolute; "" none */
 	uint64_t note_dev, note_ino, note_size; /* the file when it was opened */
