@@ -58,6 +58,17 @@ void adaptive_hook_init(void)
 			       "is not applied", strerrordesc_np(errno));
 }
 
+/* No FNM_PATHNAME, as for drop-behind: '*' crosses '/', so '*' + '/LOG' is any DB's log. */
+void adaptive_hook_opened(int fd, const char *path, bool writable)
+{
+	if (!adaptive_on || !writable || !shim.cfg.debt_log[0] || fd < 0 || !path)
+		return;
+	if (glob_match(shim.cfg.debt_log, path)) {
+		shim_log(LOG_DEBUG, "debt guard: reading %s for write stalls", path);
+		debt_log_note(&adaptive_on->debt, fd);
+	}
+}
+
 /* Run the controller if the window ended; errno as it was. */
 static void maybe_step(uint64_t now)
 {

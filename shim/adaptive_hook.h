@@ -19,12 +19,17 @@
 #include "low_paths.h"
 #include "shim.h"
 
-
 /* From shim_init, after the configuration: map the region if a target is set. */
 SHIM_HIDDEN void adaptive_hook_init(void);
 
 /*
-* A buffered read faster than this was served by the page cache and says nothing about the
+ * The program opened @path as @fd, for writing if @writable: if it is the database's log
+ * (IOTIER_DEBT_LOG), the debt guard starts reading it. errno as it was.
+ */
+SHIM_HIDDEN void adaptive_hook_opened(int fd, const char *path, bool writable);
+
+/*
+ * A buffered read faster than this was served by the page cache and says nothing about the
  * device: it is timed but not noted. Measured on a loop device here (docs/adaptive.md): a
  * hit of 8 KiB takes about 1 us (p99 under 2 us), a random read from the device 50 us
  * and more; a fast NVMe read or one served by readahead still in flight falls below it.

@@ -103,6 +103,7 @@ int adaptive_region_maybe_step(struct adaptive_region *r, uint64_t now_ns, pid_t
 	}
 	memset(w, 0, sizeof(*w));
 	collect(r, w);
+	w->debt = (uint8_t)debt_log_poll(&r->debt, now_ns);
 	level = r->ctl.level;
 	adaptive_step(&r->ctl, now_ns, w);
 	if (r->ctl.level != level)

@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 #include "adaptive.h"
+#include "debt_log.h"
 #include "low_gate.h"
 
 #define ADAPTIVE_REGION_NAME "iotier-adaptive" /* /proc/PID/maps shows /memfd:NAME */
@@ -29,7 +30,7 @@
  * The layout version changes whenever struct adaptive_region does.
  */
 #define ADAPTIVE_REGION_MAGIC 0x444150414954ull /* "TIAPAD": iotier adaptive */
-#define ADAPTIVE_REGION_LAYOUT 2u
+#define ADAPTIVE_REGION_LAYOUT 3u
 
 /*
  * The window's histogram, one per CPU slot, summed by the stepper. With one shared
@@ -62,6 +63,8 @@ struct adaptive_region {
 	uint64_t seen_waits, seen_bytes, seen_splits;
 	struct adaptive_window window; /* the step's scratch: too large for a caller's stack */
 	struct adaptive ctl;
+	/* The debt guard's log (IOTIER_DEBT_LOG), noted by the open wrappers. */
+	struct debt_log debt;
 };
 
 /* Map and start a region for @t at @now_ns; NULL with errno. */

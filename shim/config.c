@@ -237,6 +237,33 @@ static int parse_low_min_rate(struct config *cfg, const char *value, char *err, 
 	return parse_rate(value, &cfg->low_min_rate, err, errlen);
 }
 
+/*
+ * One glob for the path a program opens its log under, or empty for none. Refused: a glob
+ * that can never name a file (ending in '/') and an unclosed '[', which fnmatch would take
+ * literally, so a typo would silently watch nothing.
+ */
+static int parse_debt_log(struct config *cfg, const char *value, char *err, size_t errlen)
+{
+	size_t len = strlen(value);
+	const char *open = strchr(value, '[');
+
+	if (len >= sizeof(cfg->debt_log)) {
+		snprintf(err, errlen, "bad glob: longer than %zu bytes", sizeof(cfg->debt_log) - 1);
+		return -1;
+	}
+	if (len && value[len - 1] == '/') {
+		snprintf(err, errlen, "bad glob '%s': ends in '/', so it names no file", value);
+		return -1;
+	}
+	if (open && !strchr(open + 1, ']')) {
+		snprintf(err, errlen, "bad glob '%s': '[' at offset %zu is never closed", value,
+			 (size_t)(open - value));
+		return -1;
+	}
+	memcpy(cfg->debt_log, value, len + 1);
+	return 0;
+}
+
 /* An absolute directory, or empty for none: a relative one would follow each cwd. */
 static int parse_state_dir(struct config *cfg, const char *value, char *err, size_t errlen)
 {

@@ -47,6 +47,7 @@ struct config {
 	/* The adaptive low tier (docs/adaptive.md). */
 	struct adaptive_target target; /* IOTIER_TARGET; target.set false: off */
 	uint64_t low_min_rate;    /* IOTIER_LOW_MIN_RATE: the low tier is never held below it */
+	char debt_log[RULE_GLOB_MAX]; /* IOTIER_DEBT_LOG: the database's log, a glob; "" none */
 
 	/* IOTIER_STATE_DIR: where this process's state file goes for the exporter; "" none. */
 	char state_dir[STATE_DIR_MAX];

@@ -13,6 +13,7 @@
 
 #include "adaptive_region.h"
 #include "check_main.h"
+#include "region_fixture.h"
 
 #define MS 1000000ull
 #define SLOW (5 * MS) /* over the 1 ms target */
@@ -30,15 +31,8 @@ static uint64_t monotonic_ns(void)
 
 static void setup(void)
 {
-	struct adaptive_params p;
-	struct adaptive_target t;
-	char err[128];
-
-	adaptive_params_default(&p);
-	ck_assert_int_eq(adaptive_target_parse("read.p99<=1ms", &t, err, sizeof(err)), 0);
 	t0 = monotonic_ns();
-	r = adaptive_region_create(&p, &t, t0);
-	ck_assert_ptr_nonnull(r);
+	r = region_fixture("read.p99<=1ms", t0);
 }
 
 static void teardown(void)
