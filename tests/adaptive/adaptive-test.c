@@ -25,6 +25,7 @@
 #include "adaptive_region.h"
 #include "cleanup.h"
 #include "loopdev.h"
+#include "self_maps.h"
 #include "test_env.h"
 
 #define WRITE_SIZE (1u << 20)
@@ -41,18 +42,7 @@ static int dev_fd = -1;
 
 static struct adaptive_region *find_region(void)
 {
-	FILE *maps = fopen("/proc/self/maps", "r");
-	char line[512];
-	void *found = NULL;
-
-	while (maps && fgets(line, sizeof(line), maps))
-		if (strstr(line, "/memfd:" ADAPTIVE_REGION_NAME)) {
-			found = (void *)strtoull(line, NULL, 16);
-			break;
-		}
-	if (maps)
-		fclose(maps);
-	return found;
+	return self_mapping("/memfd:" ADAPTIVE_REGION_NAME);
 }
 
 static void *writer(void *arg)
