@@ -68,13 +68,16 @@ static int call_real(const struct exec_call *c, char *const envp[])
 	return -1;
 }
 
-/* How many slots the environment's copy needs (its variables, ours, the NULL); 0: none. */
-static size_t handoff_slots(char *const envp[])
+/*
+ * How many slots the environment's copy needs (its variables, ours, the NULL), with the
+ * region's descriptor in *@fd; 0 when nothing is handed over.
+ */
+static size_t handoff_slots(char *const envp[], int *fd)
 {
 	size_t n = 0;
 
-	if (atomic_load(&shim.status) != SHIM_ACTIVE || !envp || adaptive_tree_fd() < 0 ||
-	    !adaptive_tree_shim_follows(envp))
+	if (atomic_load(&shim.status) != SHIM_ACTIVE || !envp ||
+	    !adaptive_tree_shim_follows(envp) || (*fd = adaptive_tree_fd()) < 0)
 		return 0;
 	while (envp[n] && n < HANDOFF_ENV_MAX)
 		n++;
@@ -83,14 +86,15 @@ static size_t handoff_slots(char *const envp[])
 
 /*
  * Fill @copy with @envp minus any stale IOTIER_ADAPTIVE_FD, plus one naming a duplicate
- * of the region's descriptor (*@dup_fd); @envp itself when no duplicate can be made.
+ * of @fd (*@dup_fd); @envp itself when no duplicate can be made.
  */
-static char *const *handoff_env(char *const envp[], char **copy, char entry[32], int *dup_fd)
+static char *const *handoff_env(char *const envp[], int fd, char **copy, char entry[32],
+				int *dup_fd)
 {
-	int fd = adaptive_tree_fd(), saved = errno;
+	int saved = errno;
 	size_t n = 0;
 
-	*dup_fd = fd < 0 ? -1 : fcntl(fd, F_DUPFD, 0); /* without FD_CLOEXEC: it survives exec */
+	*dup_fd = fcntl(fd, F_DUPFD, 0); /* without FD_CLOEXEC: it survives exec */
 	errno = saved;
 	if (*dup_fd < 0)
 		return envp;
@@ -105,12 +109,12 @@ static char *const *handoff_env(char *const envp[], char **copy, char entry[32],
 
 static int exec_with_region(const struct exec_call *c, char *const envp[])
 {
-	size_t slots = handoff_slots(envp);
+	int fd = -1, dup_fd = -1, ret, saved;
+	size_t slots = handoff_slots(envp, &fd);
 	char *copy[slots ? slots : 1], entry[32];
-	int dup_fd = -1, ret, saved;
 
 	if (slots)
-		envp = handoff_env(envp, copy, entry, &dup_fd);
+		envp = handoff_env(envp, fd, copy, entry, &dup_fd);
 	ret = call_real(c, envp);
 	if (dup_fd >= 0) { /* the exec failed, or posix_spawn returned in the parent */
 		saved = errno;
