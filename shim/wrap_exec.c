@@ -77,7 +77,7 @@ static size_t handoff_slots(char *const envp[], int *fd)
 	size_t n = 0;
 
 	if (atomic_load(&shim.status) != SHIM_ACTIVE || !envp ||
-	    !adaptive_tree_shim_follows(envp) || (*fd = adaptive_tree_fd()) < 0)
+	    (*fd = adaptive_tree_fd()) < 0 || !adaptive_tree_shim_follows(envp))
 		return 0;
 	while (envp[n] && n < HANDOFF_ENV_MAX)
 		n++;
