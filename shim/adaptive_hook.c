@@ -14,6 +14,7 @@
 
 #include "adaptive_low.h"
 #include "adaptive_region.h"
+#include "adaptive_tree.h"
 #include "low_paths.h"
 #include "real.h"
 #include "split_io.h"
@@ -48,11 +49,13 @@ void adaptive_hook_init(void)
 {
 	struct adaptive_params p;
 
-	if (!shim.cfg.target.set)
+	/* A region handed across exec first: one target, one controller per tree. */
+	adaptive_on = adaptive_tree_inherit(&shim.cfg.target);
+	if (adaptive_on || !shim.cfg.target.set)
 		return;
 	adaptive_params_default(&p);
 	p.floor_rate = shim.cfg.low_min_rate;
-	adaptive_on = adaptive_region_create(&p, &shim.cfg.target, now_ns());
+	adaptive_on = adaptive_tree_create(&p, &shim.cfg.target, now_ns());
 	if (!adaptive_on)
 		shim_warn_once(WARN_ADAPTIVE, "cannot map the adaptive tier's state: %s; the target "
 			       "is not applied", strerrordesc_np(errno));

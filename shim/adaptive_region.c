@@ -6,8 +6,10 @@
  */
 #include "adaptive_region.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void publish(struct adaptive_region *r, uint64_t now_ns)
@@ -20,7 +22,14 @@ static void publish(struct adaptive_region *r, uint64_t now_ns)
 struct adaptive_region *adaptive_region_create(const struct adaptive_params *p,
 					       const struct adaptive_target *t, uint64_t now_ns)
 {
-	struct adaptive_region *r = shared_map_create(ADAPTIVE_REGION_NAME, sizeof(*r));
+	return adaptive_region_create_fd(p, t, now_ns, NULL);
+}
+
+struct adaptive_region *adaptive_region_create_fd(const struct adaptive_params *p,
+						  const struct adaptive_target *t, uint64_t now_ns,
+						  int *fd_out)
+{
+	struct adaptive_region *r = shared_map_create_fd(ADAPTIVE_REGION_NAME, sizeof(*r), fd_out);
 
 	if (!r)
 		return NULL;
@@ -40,6 +49,54 @@ bool adaptive_region_valid(const struct adaptive_region *r, size_t len)
 	return len >= sizeof(*r) &&
 	       atomic_load((_Atomic uint64_t *)&r->magic) == ADAPTIVE_REGION_MAGIC &&
 	       r->layout == ADAPTIVE_REGION_LAYOUT && r->size == sizeof(*r);
+}
+
+/* Does @fd name a memfd called ADAPTIVE_REGION_NAME? /proc says: "/memfd:NAME (deleted)". */
+static bool named_region(int fd)
+{
+	static const char want[] = "/memfd:" ADAPTIVE_REGION_NAME;
+	char path[32], link[64];
+	ssize_t len;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	len = readlink(path, link, sizeof(link) - 1);
+	if (len < (ssize_t)sizeof(want) - 1)
+		return false;
+	link[len] = '\0';
+	return !strncmp(link, want, sizeof(want) - 1) &&
+	       (link[sizeof(want) - 1] == '\0' || link[sizeof(want) - 1] == ' ');
+}
+
+struct adaptive_region *adaptive_region_adopt(int fd, const char **why, bool *ours)
+{
+	struct adaptive_region *r;
+	struct stat st;
+
+	*ours = false;
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		*why = "not an open descriptor";
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode) || !named_region(fd)) {
+		*why = "not the adaptive tier's memfd";
+		return NULL;
+	}
+	*ours = true;
+	if (st.st_size != (off_t)sizeof(*r)) {
+		*why = "a region of another build of iotier (its size differs)";
+		return NULL;
+	}
+	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (r == MAP_FAILED) {
+		*why = "cannot map it";
+		return NULL;
+	}
+	if (!adaptive_region_valid(r, sizeof(*r))) {
+		munmap(r, sizeof(*r));
+		*why = "a region of another build of iotier (its header differs)";
+		return NULL;
+	}
+	return r;
 }
 
 void adaptive_region_destroy(struct adaptive_region *r)

@@ -70,7 +70,19 @@ struct adaptive_region {
 /* Map and start a region for @t at @now_ns; NULL with errno. */
 struct adaptive_region *adaptive_region_create(const struct adaptive_params *p,
 					       const struct adaptive_target *t, uint64_t now_ns);
+/* The same, keeping its close-on-exec descriptor in *@fd_out, to hand to an exec'd image. */
+struct adaptive_region *adaptive_region_create_fd(const struct adaptive_params *p,
+						  const struct adaptive_target *t, uint64_t now_ns,
+						  int *fd_out);
 void adaptive_region_destroy(struct adaptive_region *r);
+
+/*
+ * Map the region behind @fd, inherited across exec from a process that created or adopted
+ * it. NULL when @fd is not an open memfd named ADAPTIVE_REGION_NAME of this build's layout,
+ * with *@why saying which; *@ours tells whether @fd is such a memfd at all (and so the
+ * caller's to close), so a stray number never closes a descriptor of the program's.
+ */
+struct adaptive_region *adaptive_region_adopt(int fd, const char **why, bool *ours);
 
 /* Is the mapping at @r, @len bytes long, a region of this build's layout? */
 bool adaptive_region_valid(const struct adaptive_region *r, size_t len);
