@@ -27,7 +27,7 @@
  * The layout version changes whenever struct adaptive_region does.
  */
 #define ADAPTIVE_REGION_MAGIC 0x444150414954ull /* "TIAPAD": iotier adaptive */
-#define ADAPTIVE_REGION_LAYOUT 1u
+#define ADAPTIVE_REGION_LAYOUT 2u
 
 struct adaptive_region {
 	uint64_t magic;                /* ADAPTIVE_REGION_MAGIC once initialised */
@@ -46,6 +46,12 @@ struct adaptive_region {
 	uint64_t seen_waits, seen_bytes, seen_splits;
 	struct adaptive_window window; /* the step's scratch: too large for a caller's stack */
 	struct adaptive ctl;
+	/*
+	 * Append new fields here, at the end, and bump ADAPTIVE_REGION_LAYOUT.
+	 * The seqlock of ctl for readers that never take the lock (adaptive_view.h): odd while
+	 * a step writes it.
+	 */
+	_Atomic uint32_t seq;
 };
 
 /* Map and start a region for @t at @now_ns; NULL with errno. */
