@@ -61,31 +61,6 @@ int threads_report_json(FILE *out, const struct threads_report *r)
 }
 #endif
 
-/*
- * Find the shim's table in @pid's address space: 0 with its address in @addr, -ENOENT when
- * the process maps none, or -errno when its maps cannot be read (as another user: EACCES).
- */
-static int find_table(pid_t pid, uint64_t *addr)
-{
-	char path[64], line[512];
-	int ret = -ENOENT;
-	FILE *maps;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	maps = fopen(path, "r");
-	if (!maps)
-		return -errno;
-	while (fgets(line, sizeof(line), maps))
-		if (strstr(line, "/memfd:" STATE_TABLE_NAME) && sscanf(line, "%" SCNx64, addr) == 1) {
-			ret = 0;
-			break;
-		}
-	if (ret && ferror(maps))
-		ret = -EIO;
-	fclose(maps);
-	return ret;
-}
-
 /* Why the state could not be read, for THREADS_UNKNOWN. */
 static const char *unreadable(int err, const char *what)
 {
@@ -112,7 +87,8 @@ static struct state_table *read_table(struct threads_report *r)
 	char path[64];
 	size_t used;
 	ssize_t n;
-	int fd, err = find_table(r->pid, &addr);
+	uint64_t len;
+	int fd, err = threads_find_memfd(r->pid, STATE_TABLE_NAME, &addr, &len);
 
 	r->state = THREADS_UNKNOWN;
 	if (err == -ENOENT) {
@@ -280,6 +256,7 @@ static void print_text(const struct threads_report *r)
 		       tier_name(r->header.process_tier));
 	else
 		printf("pid %d: %s\n", (int)r->pid, r->why);
+	threads_print_adaptive(stdout, r);
 	printf("%8s  %-16s %-5s %-9s %-7s %-6s %s\n", "TID", "NAME", "TIER", "BY", "IOPRIO",
 	       "WEIGHT", "CGROUP");
 	for (size_t i = 0; i < r->n; i++) {
@@ -344,6 +321,7 @@ static int threads_main(int argc, char **argv)
 		return 1;
 	}
 	table = read_table(&r);
+	threads_read_adaptive(&r);
 	r.rows = calloc(count ? count : 1, sizeof(*r.rows));
 	if (!r.rows) {
 		error_line("threads", "out of memory");
