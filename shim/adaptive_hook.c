@@ -14,6 +14,7 @@
 #include "low_paths.h"
 #include "real.h"
 #include "split_io.h"
+#include "state_file.h"
 #include "sys.h"
 
 struct adaptive_region *adaptive_on;
@@ -63,6 +64,9 @@ void adaptive_hook_init(void)
 			       "is not applied", strerrordesc_np(errno));
 }
 
+/* When this process's state file next shows the controller's decisions. */
+static _Atomic uint64_t next_publish_ns;
+
 /* Run the controller if the window ended; errno as it was. */
 static void maybe_step(uint64_t now)
 {
@@ -71,7 +75,13 @@ static void maybe_step(uint64_t now)
 	if (likely(!adaptive_region_due(adaptive_on, now)))
 		return;
 	saved = errno;
-	adaptive_region_maybe_step(adaptive_on, now, sys_getpid(), self_tid());
+	if (adaptive_region_maybe_step(adaptive_on, now, sys_getpid(), self_tid()) &&
+	    now >= atomic_load_explicit(&next_publish_ns, memory_order_relaxed)) {
+		/* The exporter's view of the controller; a second stale at most. */
+		atomic_store_explicit(&next_publish_ns, now + STATE_FILE_ADAPTIVE_EVERY_NS,
+				      memory_order_relaxed);
+		state_file_publish();
+	}
 	errno = saved;
 }
 
