@@ -47,7 +47,7 @@ static const char threads_help[] =
 	"exit status: 0 listed; 1 no such process; 2 bad usage; 3 the threads are listed but\n"
 	"iotier's state in the process could not be read, so whether and how iotier tagged\n"
 	"them is unknown (without root or ptrace access to the process, or a table of another\n"
-	"iotier version).\n"
+	"iotier version), or its adaptive controller could not be read.\n"
 	"\n"
 	"examples:\n"
 	"  iotier threads $(pidof db_bench)\n"
@@ -339,7 +339,8 @@ static int threads_main(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
-	ret = r.state == THREADS_UNKNOWN ? EXIT_CANNOT_TELL : 0;
+	ret = r.state == THREADS_UNKNOWN || r.adaptive_state == ADAPTIVE_UNREADABLE ?
+	      EXIT_CANNOT_TELL : 0;
 out:
 	free(r.rows);
 	free(table);

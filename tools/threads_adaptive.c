@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -70,11 +71,14 @@ static const char *adaptive_unreadable(int err)
 	return "adaptive: cannot read the controller";
 }
 
-/* Check the header, then take the snapshot; 0 or -errno (-EPROTO: another layout). */
+/*
+ * Check the header, then take the snapshot; 0 or -errno (-EPROTO: another layout). Only the
+ * header is copied for the check: adaptive_region_valid looks at nothing else.
+ */
 static int read_region(struct remote *m, uint64_t len, struct adaptive_view *v)
 {
 	struct adaptive_region *copy = calloc(1, sizeof(*copy));
-	int err = copy ? remote_copy(m, 0, copy, sizeof(*copy)) : -ENOMEM;
+	int err = copy ? remote_copy(m, 0, copy, offsetof(struct adaptive_region, gate)) : -ENOMEM;
 
 	if (!err && !adaptive_region_valid(copy, (size_t)len))
 		err = -EPROTO;

@@ -3,7 +3,8 @@
 # Description: `iotier threads` shows the adaptive controller of a process under a target
 # (issue 12, item 6): the target, the bound in force, the level and cap, and the creator
 # pid of the region, which a forked child shares with its tree's root; the JSON matches
-# docs/threads-schema.json; a process without a target shows nothing new ("adaptive": null).
+# docs/threads-schema.json; a process without a target shows nothing new ("adaptive": null);
+# a region of another layout is said in one line (exit 3).
 # No I/O is needed: the controller is there, at full, from the start.
 # Usage: test-adaptive-view.sh IOTIER NAMES_PROBE SCHEMA
 set -u
@@ -104,6 +105,35 @@ else
 assert doc['iotier'] == 'active', doc['iotier']
 assert a is None and doc['adaptive_why'] is None, (a, doc['adaptive_why'])" ||
     FAIL "threads --json without a target: see above"
+  stop
+fi
+
+# A region of another layout (another iotier version) is named in one line, never misread,
+# and is "cannot tell" (status 3). A plain process maps one by hand: no shim needed.
+coproc HOLD { exec /usr/bin/python3 -c '
+import mmap, os, struct, sys
+fd = os.memfd_create("iotier-adaptive")
+os.ftruncate(fd, 1 << 16)
+m = mmap.mmap(fd, 1 << 16)
+m[0:16] = struct.pack("<QII", 0x444150414954, 1, 4096)  # magic, layout 1, a size
+print("ready", flush=True)
+sys.stdin.read()'; }
+holder=$HOLD_PID
+read -r -t 20 line <&"${HOLD[0]}"
+if [ "$line" != ready ]; then
+  FAIL "the old-layout holder did not start"
+else
+  "$iotier" threads "$holder" > "$work/old"; rc=$?
+  cat "$work/old"
+  [ $rc -eq 3 ] || FAIL "threads, old layout: exit $rc, want 3"
+  [ "$(grep -c adaptive "$work/old")" -eq 1 ] &&
+    grep -qF "adaptive: cannot read the controller: its region in this process has another layout" \
+      "$work/old" || FAIL "threads, old layout: not one line saying so"
+  "$iotier" threads --json "$holder" > "$work/old.json"
+  check_json "$work/old.json" "
+assert a is None, a
+assert 'another layout' in doc['adaptive_why'], doc['adaptive_why']" ||
+    FAIL "threads --json, old layout: see above"
   stop
 fi
 
