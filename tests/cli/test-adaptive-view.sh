@@ -34,6 +34,17 @@ print("json ok")
 PY
 }
 
+# start WHAT CMD...: run CMD as the holder; its first line (ready, or a pid) in $line.
+start() {
+  local what=$1
+  shift
+  coproc HOLD { exec "$@"; }
+  holder=$HOLD_PID
+  line=""
+  read -r -t 20 line <&"${HOLD[0]}"
+  [ -n "$line" ] || { FAIL "$what did not start"; return 1; }
+}
+
 # stop: close the holder's stdin and reap it.
 stop() {
   eval "exec ${HOLD[1]}>&-"
@@ -42,12 +53,8 @@ stop() {
 }
 
 # An absolute target: the bound is the target itself, no baseline, at full, its own root.
-coproc HOLD { exec "$iotier" run --low 'nomatch*' --target 'read.p99 <= 1.5ms' -- "$probe" a; }
-holder=$HOLD_PID
-read -r -t 20 line <&"${HOLD[0]}"
-if [ "$line" != ready ]; then
-  FAIL "names-probe under a target did not start"
-else
+if start "names-probe under a target" \
+     "$iotier" run --low 'nomatch*' --target 'read.p99 <= 1.5ms' -- "$probe" a; then
   "$iotier" threads "$holder" > "$work/text"; rc=$?
   cat "$work/text"
   [ $rc -eq 0 ] || FAIL "threads: exit $rc"
@@ -71,13 +78,10 @@ assert doc['adaptive_why'] is None" || FAIL "threads --json, absolute target: se
 fi
 
 # A relative target in a forked child (a subshell: fork, no exec): the region is the root's.
-coproc HOLD { exec "$iotier" run --low 'nomatch*' --target 'read.p99<=2x' -- \
-  bash -c '( echo "$BASHPID"; read -r _ ); :'; }
-holder=$HOLD_PID
-read -r -t 20 child <&"${HOLD[0]}"
-if ! [ "${child:-x}" -gt 0 ] 2>/dev/null; then
-  FAIL "the forked child did not start"
-else
+# shellcheck disable=SC2016 # $BASHPID is the child's, expanded there
+if start "the forked child" "$iotier" run --low 'nomatch*' --target 'read.p99<=2x' -- \
+     bash -c '( echo "$BASHPID"; read -r _ ); :'; then
+  child=$line
   "$iotier" threads --json "$child" > "$work/child.json"; rc=$?
   [ $rc -eq 0 ] || FAIL "threads --json child: exit $rc"
   check_json "$work/child.json" "
@@ -92,12 +96,7 @@ assert a['baseline_ns'] is None and a['bound_ns'] is None, a" ||
 fi
 
 # No target: nothing new.
-coproc HOLD { exec "$iotier" run --low 'nomatch*' -- "$probe" a; }
-holder=$HOLD_PID
-read -r -t 20 line <&"${HOLD[0]}"
-if [ "$line" != ready ]; then
-  FAIL "names-probe without a target did not start"
-else
+if start "names-probe without a target" "$iotier" run --low 'nomatch*' -- "$probe" a; then
   "$iotier" threads "$holder" > "$work/plain"
   grep -q 'adaptive' "$work/plain" && FAIL "threads without a target mentions adaptive"
   "$iotier" threads --json "$holder" > "$work/plain.json"
@@ -110,25 +109,20 @@ fi
 
 # A region of another layout (another iotier version) is named in one line, never misread,
 # and is "cannot tell" (status 3). A plain process maps one by hand: no shim needed.
-coproc HOLD { exec /usr/bin/python3 -c '
+if start "the old-layout holder" /usr/bin/python3 -c '
 import mmap, os, struct, sys
 fd = os.memfd_create("iotier-adaptive")
 os.ftruncate(fd, 1 << 16)
 m = mmap.mmap(fd, 1 << 16)
 m[0:16] = struct.pack("<QII", 0x444150414954, 1, 4096)  # magic, layout 1, a size
 print("ready", flush=True)
-sys.stdin.read()'; }
-holder=$HOLD_PID
-read -r -t 20 line <&"${HOLD[0]}"
-if [ "$line" != ready ]; then
-  FAIL "the old-layout holder did not start"
-else
+sys.stdin.read()'; then
   "$iotier" threads "$holder" > "$work/old"; rc=$?
   cat "$work/old"
   [ $rc -eq 3 ] || FAIL "threads, old layout: exit $rc, want 3"
-  [ "$(grep -c adaptive "$work/old")" -eq 1 ] &&
-    grep -qF "adaptive: cannot read the controller: its region in this process has another layout" \
-      "$work/old" || FAIL "threads, old layout: not one line saying so"
+  [ "$(grep -c adaptive "$work/old")" -eq 1 ] || FAIL "threads, old layout: not one line"
+  grep -qF "adaptive: cannot read the controller: its region in this process has another layout" \
+    "$work/old" || FAIL "threads, old layout: does not say so"
   "$iotier" threads --json "$holder" > "$work/old.json"
   check_json "$work/old.json" "
 assert a is None, a
