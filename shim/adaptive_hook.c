@@ -59,6 +59,7 @@ void adaptive_hook_init(void)
 	adaptive_params_default(&p);
 	p.floor_rate = shim.cfg.low_min_rate;
 	adaptive_on = adaptive_region_create(&p, &shim.cfg.target, now_ns());
+	state_file_show_adaptive(adaptive_on);
 	if (!adaptive_on)
 		shim_warn_once(WARN_ADAPTIVE, "cannot map the adaptive tier's state: %s; the target "
 			       "is not applied", strerrordesc_np(errno));

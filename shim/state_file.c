@@ -10,7 +10,6 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "adaptive_hook.h"
 #include "adaptive_view.h"
 #include "shim.h"
 #include "state_file.h"
@@ -21,6 +20,12 @@
 
 static const char *state_dir;   /* shim.cfg.state_dir once it is usable; NULL: off */
 static pid_t state_owner;       /* the pid whose file this memory wrote */
+static struct adaptive_region *adaptive; /* the controller to show, under a target */
+
+void state_file_show_adaptive(struct adaptive_region *r)
+{
+	adaptive = r;
+}
 
 void state_file_init(void)
 {
@@ -113,7 +118,7 @@ static void format_adaptive(struct out *o)
 {
 	struct adaptive_view v;
 
-	if (!adaptive_on || adaptive_view_read(adaptive_view_copy_local, adaptive_on, &v))
+	if (!adaptive || adaptive_view_read(adaptive_view_copy_local, adaptive, &v))
 		return;
 	put_line(o, "adaptive_target_permille", v.target.permille);
 	put_line(o, "adaptive_target_factor_milli", v.target.relative ? v.target.factor_milli : 0);

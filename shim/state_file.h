@@ -59,6 +59,9 @@ static inline unsigned long long state_file_starttime(const char *stat, unsigned
 STATE_FILE_HIDDEN void state_file_init(void);
 /* Rewrite this process's file; raw syscalls, no allocation, no lock: callable anywhere. */
 STATE_FILE_HIDDEN void state_file_publish(void);
+/* Show the controller in @r in the file from now on (adaptive_hook, once it maps one). */
+struct adaptive_region;
+STATE_FILE_HIDDEN void state_file_show_adaptive(struct adaptive_region *r);
 /* Remove this process's file, if this process wrote it (not a vfork child). */
 STATE_FILE_HIDDEN void state_file_remove(void);
 
