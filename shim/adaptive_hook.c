@@ -18,6 +18,7 @@
 #include "low_paths.h"
 #include "real.h"
 #include "split_io.h"
+#include "state_file.h"
 #include "sys.h"
 
 
@@ -51,15 +52,20 @@ void adaptive_hook_init(void)
 
 	/* A region handed across exec first: one target, one controller per tree. */
 	adaptive_on = adaptive_tree_inherit(&shim.cfg.target);
-	if (adaptive_on || !shim.cfg.target.set)
-		return;
-	adaptive_params_default(&p);
-	p.floor_rate = shim.cfg.low_min_rate;
-	adaptive_on = adaptive_tree_create(&p, &shim.cfg.target, now_ns());
-	if (!adaptive_on)
-		shim_warn_once(WARN_ADAPTIVE, "cannot map the adaptive tier's state: %s; the target "
-			       "is not applied", strerrordesc_np(errno));
+	if (!adaptive_on && shim.cfg.target.set) {
+		adaptive_params_default(&p);
+		p.floor_rate = shim.cfg.low_min_rate;
+		adaptive_on = adaptive_tree_create(&p, &shim.cfg.target, now_ns());
+		if (!adaptive_on)
+			shim_warn_once(WARN_ADAPTIVE, "cannot map the adaptive tier's state: %s; the "
+				       "target is not applied", strerrordesc_np(errno));
+	}
+	/* Inherited or our own, this process's state file shows the tree's controller. */
+	state_file_show_adaptive(adaptive_on);
 }
+
+/* When this process's state file next shows the controller's decisions. */
+static _Atomic uint64_t next_publish_ns;
 
 /* No FNM_PATHNAME, as for drop-behind: '*' crosses '/', so '*' + '/LOG' is any DB's log. */
 void adaptive_hook_opened(int fd, const char *path, bool writable)
@@ -80,7 +86,13 @@ static void maybe_step(uint64_t now)
 	if (likely(!adaptive_region_due(adaptive_on, now)))
 		return;
 	saved = errno;
-	adaptive_region_maybe_step(adaptive_on, now, sys_getpid(), adaptive_self_tid());
+	if (adaptive_region_maybe_step(adaptive_on, now, sys_getpid(), adaptive_self_tid()) &&
+	    now >= atomic_load_explicit(&next_publish_ns, memory_order_relaxed)) {
+		/* The exporter's view of the controller; a second stale at most. */
+		atomic_store_explicit(&next_publish_ns, now + STATE_FILE_ADAPTIVE_EVERY_NS,
+				      memory_order_relaxed);
+		state_file_publish();
+	}
 	errno = saved;
 }
 

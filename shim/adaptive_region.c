@@ -162,7 +162,12 @@ int adaptive_region_maybe_step(struct adaptive_region *r, uint64_t now_ns, pid_t
 	collect(r, w);
 	w->debt = (uint8_t)debt_log_poll(&r->debt, now_ns);
 	level = r->ctl.level;
+	/* Odd while ctl changes: adaptive_view_read retries rather than keep a torn copy. */
+	atomic_store_explicit(&r->seq, atomic_load_explicit(&r->seq, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
 	adaptive_step(&r->ctl, now_ns, w);
+	atomic_fetch_add_explicit(&r->seq, 1, memory_order_release);
 	if (r->ctl.level != level)
 		atomic_fetch_add(&r->level_changes, 1);
 	publish(r, now_ns);

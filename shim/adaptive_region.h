@@ -30,7 +30,7 @@
  * The layout version changes whenever struct adaptive_region does.
  */
 #define ADAPTIVE_REGION_MAGIC 0x444150414954ull /* "TIAPAD": iotier adaptive */
-#define ADAPTIVE_REGION_LAYOUT 3u
+#define ADAPTIVE_REGION_LAYOUT 4u
 
 /*
  * The window's histogram, one per CPU slot, summed by the stepper. With one shared
@@ -65,6 +65,12 @@ struct adaptive_region {
 	struct adaptive ctl;
 	/* The debt guard's log (IOTIER_DEBT_LOG), noted by the open wrappers. */
 	struct debt_log debt;
+	/*
+	 * Append new fields here, at the end, and bump ADAPTIVE_REGION_LAYOUT.
+	 * The seqlock of ctl for readers that never take the lock (adaptive_view.h): odd while
+	 * a step writes it.
+	 */
+	_Atomic uint32_t seq;
 };
 
 /* Map and start a region for @t at @now_ns; NULL with errno. */

@@ -10,10 +10,13 @@
  * waits at the gate (its thread is found asleep in futex). When the reader stops, the low
  * tier must be released (no cap, no split) and every low thread must move again. Judged by
  * the states and counts in the shim's shared region, which the worker finds in its own
- * /proc/self/maps; no timing is asserted, every wait is bounded generously.
+ * /proc/self/maps; no timing is asserted, every wait is bounded generously. The shim's
+ * state file (in a directory of the test's own) must then show the controller's windows and
+ * misses too.
  * Usage: adaptive-test SHIM_PRELOAD; the worker is this program with "worker DEVICE".
  */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -217,6 +220,29 @@ static void expect_release(struct adaptive_region *r)
 		(unsigned long long)atomic_load(&low_ops[2]));
 }
 
+/* The stepper republishes its state file: the misses must reach it (docs/operations.md). */
+static void expect_published(void)
+{
+	char path[PATH_MAX], line[128];
+	unsigned long long windows = 0, misses = 0;
+	struct timespec start;
+
+	snprintf(path, sizeof(path), "%s/%d.state", getenv("IOTIER_STATE_DIR"), (int)getpid());
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while (elapsed_s(&start) < PATIENCE_S && !(windows && misses)) {
+		FILE *f = fopen(path, "r");
+
+		while (f && fgets(line, sizeof(line), f))
+			if (sscanf(line, "adaptive_windows %llu", &windows) != 1)
+				sscanf(line, "adaptive_misses %llu", &misses);
+		if (f)
+			fclose(f);
+		usleep(10000);
+	}
+	EXPECT(windows > 0 && misses > 0, "%s does not show the controller's windows (%llu) and "
+	       "misses (%llu)", path, windows, misses);
+}
+
 static int worker(void)
 {
 	void *(*const bodies[LOW_THREADS])(void *) = { writer, vec_writer, buf_writer };
@@ -241,6 +267,7 @@ static int worker(void)
 			return T_EXIT_FAIL;
 	read_until_held(r, rbuf);
 	expect_release(r);
+	expect_published();
 	atomic_store(&stop_writer, 1);
 	for (int i = 0; i < LOW_THREADS; i++)
 		pthread_join(t[i], NULL);
@@ -251,6 +278,7 @@ static int worker(void)
 /* ---- the orchestrator ------------------------------------------------------------- */
 
 static struct loopdev dev = { .index = -1 };
+static char state_dir[] = "/tmp/iotier-adaptive-state.XXXXXX";
 static volatile pid_t child;
 static char scratch_path[64]; /* bg-buf's file: in memory, not on a shared disk */
 
@@ -302,6 +330,7 @@ static int run_worker(const char *self, const char *preload)
 		setenv("IOTIER_LOW", "bg-*", 1);
 		setenv("IOTIER_TARGET", "read.p99<=10us", 1);
 		setenv("IOTIER_LOG", "warn", 1);
+		setenv("IOTIER_STATE_DIR", state_dir, 1);
 		execl(self, self, "worker", dev.path, scratch_path, (char *)NULL);
 		_exit(127);
 	}
@@ -327,7 +356,8 @@ int main(int argc, char **argv)
 	if (geteuid() != 0)
 		return test_skip("needs root for a loop device");
 	if (test_cleanup_add(destroy_loopdev, &dev) < 0 || test_cleanup_add(kill_worker, NULL) < 0 ||
-	    test_cleanup_add(remove_scratch, NULL) < 0 || make_scratch() < 0)
+	    test_cleanup_add(remove_scratch, NULL) < 0 || make_scratch() < 0 ||
+	    test_tmpdir(state_dir) < 0)
 		return T_EXIT_FAIL;
 	/* A shallow queue, as in issue 12's rig: reads wait behind the writes in flight. */
 	ret = loopdev_create(&dev, NULL, READ_SPAN + WRITE_SPAN, "mq-deadline", 4);
