@@ -552,8 +552,11 @@ def render(meta, s, na, svgs):
         "direct reads; one writer capped at "
         f"{meta['rate'] / 2**20:.0f} MiB/s (`--benchmark_write_rate_limit`: uncapped, db_bench "
         "is CPU-bound on 2 cores and no I/O priority can help). "
-        f"{meta['seconds']} s per run, {meta['reps']} repetition(s) of every variant, the "
-        "variants in a different order each round. Compaction and flush writes are buffered "
+        f"{meta['seconds']} s per run, {meta['reps']} repetition(s) of every variant"
+        + (f" (the reader alone {s['alone']['n']} times, first, in the middle and last: one "
+           "short run of it can land in a burst of CPU noise, so its median is the baseline)"
+           if meta["quick"] and s.get("alone", {}).get("n", 0) > 1 else "")
+        + ", the variants in a different order each round. Compaction and flush writes are buffered "
         "(RocksDB's default); they reach the disk from the thread's own `fsync`/`sync_file_range` "
         "and so mostly carry its class (see the check column).",
         "",
