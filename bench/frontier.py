@@ -4,9 +4,11 @@
 sweep point) of a bench/run is one point: compaction as a share of untagged (x, more is
 better) against read P99 as a multiple of the reader alone (y, less is better). The
 frontier is the lower-right hull of those points: the best any static setting reaches,
-the line an adaptive tier has to get beyond.
+the line an adaptive tier has to get beyond. The adaptive variants (ids adaptive*) are
+drawn as their own kind of point and never make the hull: it is the static settings' line.
 
-As a library: frontier(points) -> the hull's points, left to right. As a program:
+As a library: frontier(points) -> the hull's points, left to right (pass only the static
+points: static(points)). As a program:
     frontier.py SUMMARY.json OUT.svg
 reads the summary.json that bench/report.py leaves in a bench/run work directory.
 """
@@ -19,13 +21,28 @@ def dominates(a, b):
     return a[0] >= b[0] and a[1] <= b[1] and (a[0] > b[0] or a[1] < b[1])
 
 
+def is_adaptive(vid):
+    """An adaptive variant (bench/run's adaptive, adaptive-K): not a static setting."""
+    return str(vid).startswith("adaptive")
+
+
+def static(points):
+    """The points of static settings: every point but the adaptive ones."""
+    return [p for p in points if not (len(p) > 2 and is_adaptive(p[2]))]
+
+
+def pareto(points):
+    """The points no other point beats on both axes (more compaction, lower P99), one per
+    position, sorted by compaction share."""
+    best = [p for p in points if not any(dominates(q, p) for q in points)]
+    return sorted({(p[0], p[1]): p for p in best}.values(), key=lambda p: (p[0], p[1]))
+
+
 def frontier(points):
-    """The Pareto set (no other point has more compaction and a lower P99), reduced to its
-    convex lower-right hull, sorted by compaction share. points: [(share, ratio, ...)]."""
-    pareto = [p for p in points if not any(dominates(q, p) for q in points)]
-    pareto = sorted({(p[0], p[1]): p for p in pareto}.values(), key=lambda p: (p[0], p[1]))
+    """The Pareto set reduced to its convex lower-right hull, sorted by compaction share.
+    points: [(share, ratio, ...)]."""
     hull = []
-    for p in pareto:
+    for p in pareto(points):
         # drop the last point while it lies on or above the segment from its predecessor to
         # p: the line between them reaches a lower ratio at that share (convex from below)
         while len(hull) >= 2:
@@ -87,10 +104,19 @@ def svg(points, hull, title="read P99 ÷ alone against compaction share"):
         e.append(f'<polyline points="{pts}" fill="none" stroke="#c33" stroke-width="2"/>')
     on = {(p[0], p[1]) for p in hull}
     for p in points:
-        colour = "#c33" if (p[0], p[1]) in on else "#36c"
-        e.append(f'<circle cx="{X(p[0]):.1f}" cy="{Y(p[1]):.1f}" r="4" fill="{colour}"/>')
         label = p[2] if len(p) > 2 else ""
-        e.append(f'<text x="{X(p[0]) + 6:.1f}" y="{Y(p[1]) - 6:.1f}">{label}</text>')
+        x, y = X(p[0]), Y(p[1])
+        if is_adaptive(label):
+            # a green diamond: the controller's operating point, not a setting
+            e.append(f'<path class="adaptive" d="M{x:.1f},{y - 6:.1f} L{x + 6:.1f},{y:.1f} '
+                     f'L{x:.1f},{y + 6:.1f} L{x - 6:.1f},{y:.1f} Z" fill="#2a2"/>')
+        else:
+            colour = "#c33" if (p[0], p[1]) in on else "#36c"
+            e.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" fill="{colour}"/>')
+        e.append(f'<text x="{x + 6:.1f}" y="{y - 6:.1f}">{label}</text>')
+    e.append(f'<text x="{w - m}" y="{m - 10}" text-anchor="end"><tspan fill="#c33">● on the '
+             'static hull</tspan>  <tspan fill="#36c">● static</tspan>  '
+             '<tspan fill="#2a2">◆ adaptive</tspan></text>')
     e.append("</svg>")
     return "\n".join(e) + "\n"
 
@@ -100,7 +126,7 @@ def main():
         print("usage: frontier.py SUMMARY.json OUT.svg", file=sys.stderr)
         sys.exit(2)
     pts = points_from_summary(json.load(open(sys.argv[1])))
-    hull = frontier(pts)
+    hull = frontier(static(pts))
     open(sys.argv[2], "w").write(svg(pts, hull))
     for p in hull:
         print(f"frontier: {p[2]}: compaction {100 * p[0]:.0f}%, read P99 {p[1]:.2f}x alone")

@@ -9,7 +9,13 @@ medians and min-max over the repetitions, checks the issue's targets and writes 
 section, replacing only that section of the file. Everything quoted comes from this one
 run; nothing is carried over from an earlier one.
 
+A sustained run (bench/run --sustained) writes "## RocksDB under compaction, sustained"
+instead, with its phases, compaction debt, issue 12's goals and the frontier (the parts in
+bench/sustained.py). --compare writes two sustained runs into that section side by side,
+with whether they agree: the reproducibility issue 11 asks for.
+
 usage: report.py WORKDIR [--write BENCHMARKS.md --svg-dir DIR]
+       report.py --compare WORKDIR1 WORKDIR2 [--write BENCHMARKS.md --svg-dir DIR]
        report.py --sustains DB_BENCH.LOG RATE   (the calibration: did untagged keep RATE?)
 """
 import argparse
@@ -21,10 +27,12 @@ import statistics
 import subprocess
 import sys
 
-from frontier import frontier, points_from_summary, svg as frontier_svg
+from frontier import frontier, points_from_summary, static, svg as frontier_svg
+import sustained
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HEADING = "## RocksDB under compaction"
+SUSTAINED_HEADING = "## RocksDB under compaction, sustained"
 
 # id -> (label, what it is, is an iotier variant)
 VARIANTS = {
@@ -46,6 +54,10 @@ for _mib in (8, 32, 64, 128):
     VARIANTS[f"low-rate-{_mib}"] = (f"iotier low + rate {_mib} MiB/s", f"as low-rate, capped at {_mib} MiB/s", True)
 for _lvl in (5, 6):
     VARIANTS[f"bfq-be{_lvl}"] = (f"iotier low be:{_lvl}, bfq", f"compaction at best-effort level {_lvl} under bfq", True)
+for _k, _vid in (("1.5", "adaptive-1.5"), ("2", "adaptive"), ("3", "adaptive-3")):
+    VARIANTS[_vid] = (f"iotier adaptive, P99 ≤ {_k}×", "the adaptive low tier: compaction's requests capped "
+                      f"and split so that the reader's P99 stays within {_k}× its baseline "
+                      f"(`--target 'read.p99<={_k}x'`, with `--debt-log '*/LOG'` where built)", True)
 
 
 def med(xs):
@@ -91,11 +103,12 @@ def parse_db_bench(path):
     m = re.search(r"rocksdb\.stall\.micros COUNT : (\d+)", text)
     if m:
         r["stall_s"] = int(m.group(1)) / 1e6
-    # L0 files at every stats dump (--stats_interval_seconds in the sustained run)
-    r["l0_series"] = [int(x) for x in re.findall(r"^\s+L0\s+(\d+)/\d+", text, re.M)]
-    if r["l0_series"]:
-        r["l0_max"] = max(r["l0_series"])
-        r["l0_mean"] = sum(r["l0_series"]) / len(r["l0_series"])
+    # L0 files and pending compaction bytes at every stats dump (every 10 s in the
+    # sustained run, and the final `stats`)
+    r["l0_series"], r["pending_series"] = sustained.debt_series(text)
+    for k, xs in (("l0", r["l0_series"]), ("pending", r["pending_series"])):
+        if xs:
+            r[k + "_max"], r[k + "_mean"] = max(xs), sum(xs) / len(xs)
     m = re.search(r"Cumulative stall: (\d+):(\d+):([\d.]+) H:M:S, ([\d.]+) percent", text)
     if m:
         r["stall_cum_s"] = int(m.group(1)) * 3600 + int(m.group(2)) * 60 + float(m.group(3))
@@ -180,6 +193,10 @@ def load(work):
         r["comp_gb"] = r.get("comp_write_gb")
         if "keys_written" in r:
             r["writer_mib_s"] = r["keys_written"] * (16384 + 16) / secs / 2**20
+        off = sustained.off_compaction(os.path.join(d, "burst.log"), os.path.join(d, "low-io.log"), t1)
+        if off:
+            r["off_mib_s"] = off["off_bps"] / 2**20 if off["off_bps"] is not None else None
+            r["on_mib_s"] = off["on_bps"] / 2**20 if off["on_bps"] is not None else None
         comp = r.get("comp_dev_gib")
         r["comp_mib_s"] = comp * 1024 / secs if comp is not None else (
             r["comp_gb"] * 1e9 / 2**20 / secs if r.get("comp_gb") is not None else None)
@@ -190,7 +207,7 @@ def load(work):
 FIELDS = ["p50", "p99", "p999", "lat_p50", "lat_p99", "lat_p999", "read_ops", "write_ops",
           "stall_s", "stall_pct", "comp_gb", "comp_read_gb", "low_bytes", "low_leak_bytes",
           "fg_p50", "fg_p99", "fg_p999", "comp_dev_gib", "comp_wb_gib", "l0_max", "l0_mean",
-          "writer_mib_s", "comp_mib_s"]
+          "writer_mib_s", "comp_mib_s", "pending_max", "pending_mean", "off_mib_s", "on_mib_s"]
 
 
 def summarize(runs):
@@ -208,6 +225,9 @@ def summarize(runs):
                 classes.setdefault(c, []).append(b)
         s[vid]["low_by_class"] = {c: med(v) for c, v in classes.items()}
         s[vid]["lat_class"] = next((r["lat_class"] for r in ok if "lat_class" in r), None)
+        first = min(ok, key=lambda r: r["rep"]) if ok else {}
+        for k in ("l0_series", "pending_series"):
+            s[vid][k] = first.get(k, [])
     return s
 
 
@@ -241,7 +261,7 @@ def gib(b):
     return f"{b / 2**30:.2f}" if b is not None else "-"
 
 
-def plot(work, runs, svg_dir, rel_dir):
+def plot(work, runs, svg_dir, rel_dir, prefix="rocksdb-"):
     """One SVG per variant: every repetition, with alone and untagged (median-P99 run) as
     grey references."""
     os.makedirs(svg_dir, exist_ok=True)
@@ -278,13 +298,13 @@ def plot(work, runs, svg_dir, rel_dir):
         for r in sorted(mine, key=lambda r: r["rep"]):
             files.append(write(vid, r))
             labels.append(f"'{vid} run {r['rep']}'")
-        out = os.path.join(svg_dir, f"rocksdb-{vid}.svg")
+        out = os.path.join(svg_dir, f"{prefix}{vid}.svg")
         heading = f"{VARIANTS[vid][0]}: foreground read latency CDF"
         subprocess.run(["gnuplot", "-e",
                         f"out='{out}'; heading=\"{heading}\"; files='{' '.join(files)}'; "
                         f"labels=\"{' '.join(labels)}\"; refs={nrefs}",
                         os.path.join(HERE, "cdf.gp")], check=True)
-        paths[vid] = f"{rel_dir}/rocksdb-{vid}.svg"
+        paths[vid] = f"{rel_dir}/{prefix}{vid}.svg"
     return paths
 
 
@@ -512,7 +532,7 @@ def refdisk_figures(work):
 
 
 def render(meta, s, na, svgs):
-    L = [HEADING, "",
+    L = [SUSTAINED_HEADING if meta.get("sustained") else HEADING, "",
          "<!-- generated by bench/run; edit bench/report.py, not this section -->", ""]
     L += [
         f"Run {meta['started']} – {meta['finished']}, commit {meta['commit']}, kernel "
@@ -532,8 +552,11 @@ def render(meta, s, na, svgs):
         "direct reads; one writer capped at "
         f"{meta['rate'] / 2**20:.0f} MiB/s (`--benchmark_write_rate_limit`: uncapped, db_bench "
         "is CPU-bound on 2 cores and no I/O priority can help). "
-        f"{meta['seconds']} s per run, {meta['reps']} repetition(s) of every variant, the "
-        "variants in a different order each round. Compaction and flush writes are buffered "
+        f"{meta['seconds']} s per run, {meta['reps']} repetition(s) of every variant"
+        + (f" (the reader alone {s['alone']['n']} times, first, in the middle and last: one "
+           "short run of it can land in a burst of CPU noise, so its median is the baseline)"
+           if meta["quick"] and s.get("alone", {}).get("n", 0) > 1 else "")
+        + ", the variants in a different order each round. Compaction and flush writes are buffered "
         "(RocksDB's default); they reach the disk from the thread's own `fsync`/`sync_file_range` "
         "and so mostly carry its class (see the check column).",
         "",
@@ -615,59 +638,71 @@ def render(meta, s, na, svgs):
     return L
 
 
-def frontier_section(s, svg_dir, rel_dir):
-    """The trade-off of every variant, its lower-right hull, and the SVG (when writing)."""
+def frontier_section(s, svg_dir, rel_dir, name="rocksdb-frontier.svg", heading="### Frontier"):
+    """The trade-off of every variant, the static settings' lower-right hull, the adaptive
+    points beside it, and the SVG (when writing)."""
     pts = points_from_summary({"summary": s})
-    hull = frontier(pts)
+    hull = frontier(static(pts))
     if not hull:
         return []
-    L = ["### Frontier", "",
+    L = [heading, "",
          "Every variant as one point: compaction as a share of untagged (device GiB from "
-         "`iotier check` where built) against read P99 over alone (db_bench, medians). The "
-         "line is the lower-right convex hull (`bench/frontier.py`): the best trade-off the "
-         "static settings of this run reach, alone or by alternating two of them in time.", ""]
+         "`iotier check` where built) against read P99 over alone (db_bench, medians, the "
+         "steady phase). The line is the lower-right convex hull of the static settings "
+         "(`bench/frontier.py`): the best trade-off they reach, alone or by alternating two of "
+         "them in time. The adaptive variants (green diamonds) are not part of it.", ""]
     if svg_dir:
         os.makedirs(svg_dir, exist_ok=True)
-        open(os.path.join(svg_dir, "rocksdb-frontier.svg"), "w").write(frontier_svg(pts, hull))
-        L += [f"![frontier]({rel_dir}/rocksdb-frontier.svg)", ""]
-    L += ["On the hull, from the least compaction to the most (the best static setting at each "
-          "share):", ""]
+        open(os.path.join(svg_dir, name), "w").write(frontier_svg(pts, hull))
+        L += [f"![frontier]({rel_dir}/{name})", ""]
+    L += ["On the static hull, from the least compaction to the most:", ""]
     for share, ratio, vid in hull:
         L.append(f"- `{vid}`: compaction {100 * share:.0f}% of untagged, read P99 {ratio:.2f}× alone")
-    return L + [""]
+    L += [""] + sustained.best_static(pts)
+    return L
+
+
+def labels(meta):
+    """(id, label) of the variants of a run, in the report's order."""
+    ran = meta["variants"].split()
+    return [(vid, VARIANTS[vid][0]) for vid in VARIANTS if vid in ran]
+
+
+def sustained_text(meta):
+    """What the sustained run did, in one paragraph."""
+    cal = meta.get("calibration") or {}
+    bursty = meta.get("bursty_variants", "").split()
+    return (f"Writer calibrated first: untagged sustained {cal.get('sustained_mib_s', '?')} MiB/s "
+            f"without stalls (doubling from 8 MiB/s, under 1% stalled and at least 90% of the rate "
+            f"achieved); every run writes at 60% of it, {meta['rate'] / 2**20:.1f} MiB/s. Each "
+            f"phase is {meta['seconds']} s: *steady*, the reader always on; *bursty* (for "
+            + ", ".join(f"`{v}`" for v in bursty if v in meta["variants"].split())
+            + "), the reader frozen and thawed 10 s each (`bench/burst`, cgroup v1 freezer on "
+            "the reader thread alone), its percentiles from its on periods. Latency is over the "
+            "reader alone (steady); compaction MiB/s are the `rocksdb:low` threads' device bytes "
+            "from `iotier check` over the phase, their share against untagged in the same phase. "
+            "*Reader-off compaction* is the `rocksdb:low` threads' bytes (read at the block "
+            "layer and dirtied, `/proc` task io, sampled every second by `bench/low-io`) during "
+            "the reader's off periods (`bench/burst`'s log) over their length, and its share of "
+            "untagged's in its own off periods. L0 files and pending compaction bytes come from "
+            "db_bench's `rocksdb.stats` dump every 10 s (`--stats_interval_seconds 10 "
+            "--stats_per_interval`); db_bench 7.8 prints no pending-bytes figure there, so it is "
+            "RocksDB's own estimate (`EstimateCompactionBytesNeeded`) recomputed from each dump's "
+            "level sizes (bench/sustained.py). The whole `bench/run` took "
+            f"{meta.get('elapsed_s', 0) / 60:.1f} min (estimated at its start: "
+            f"{meta.get('estimate_s', 0) / 60:.0f} min).")
 
 
 def sustained_section(meta, s):
-    """Per variant and reader phase: the reader over alone, compaction, L0, stalls, writer."""
+    """Per variant and reader phase: the reader over alone, compaction, debt, stalls, writer;
+    then issue 12's goals."""
     if not meta.get("sustained"):
         return []
-    a = s.get("alone") or {}
-    cal = meta.get("calibration") or {}
-    L = ["### Sustained phases", "",
-         f"Writer calibrated first: untagged sustained {cal.get('sustained_mib_s', '?')} MiB/s "
-         f"without stalls (doubling from 8 MiB/s, under 1% stalled and at least 90% of the rate "
-         f"achieved); every run writes at 60% of it, {meta['rate'] / 2**20:.1f} MiB/s. Each "
-         f"phase is {meta['seconds']} s: *steady*, the reader always on; *bursty*, the reader "
-         "frozen and thawed 10 s each (`bench/burst`, cgroup v1 freezer on the reader thread "
-         "alone), its percentiles from its on periods. Latency is over the reader alone (steady). "
-         "L0 files are sampled every 10 s (`--stats_interval_seconds`). Pending compaction "
-         "bytes are not in db_bench 7.8's periodic dump, so they are not reported.", "",
-         "| variant | phase | P50 ÷ alone | P99 ÷ alone | P99.9 ÷ alone | compaction MiB/s | "
-         "L0 files max (mean) | stall | writer MiB/s |", "|---|---|---|---|---|---|---|---|---|"]
-
-    def ratio(v, k):
-        return f"{v[k] / a[k]:.2f}×" if v.get(k) and a.get(k) else "-"
-
-    for vid, (label, _, _) in VARIANTS.items():
-        for phase, key in (("steady", vid), ("bursty", vid + "~bursty")):
-            v = s.get(key)
-            if not v or not v.get("n"):
-                continue
-            l0 = (f"{v['l0_max']:.0f} ({v['l0_mean']:.1f})" if v.get("l0_max") is not None else "-")
-            L.append(f"| {label} | {phase} | {ratio(v, 'p50')} | {ratio(v, 'p99')} | "
-                     f"{ratio(v, 'p999')} | {cell(v, 'comp_mib_s', 'n')} | {l0} | "
-                     f"{cell(v, 'stall_pct', 'pct')} | {cell(v, 'writer_mib_s', 'n')} |")
-    return L + [""]
+    key, _ = comp_key(s)
+    pts = points_from_summary({"summary": s})
+    return (["### Sustained phases", "", sustained_text(meta), ""]
+            + sustained.phase_table(s, labels(meta), key)
+            + ["### Goals of issue 12 (this run)", ""] + sustained.goals(s, pts, key))
 
 
 def sustains(log, rate):
@@ -682,8 +717,114 @@ def sustains(log, rate):
     return ok
 
 
+def differs(a, b, tol=0.25):
+    """Two runs' figures differ by more than tol (of the smaller), or only one has it."""
+    if a is None or b is None:
+        return a is not b
+    lo, hi = sorted((abs(a), abs(b)))
+    return hi > lo * (1 + tol) if lo > 0 else hi > 0
+
+
+def run_figures(s, vid, phase):
+    """P99 ÷ alone, compaction share, stall %, reader-off share of one phase of one run."""
+    key, _ = comp_key(s)
+    sfx, ref = ("", "untagged") if phase == "steady" else ("~bursty", "untagged~bursty")
+    v, a, u = s.get(vid + sfx) or {}, s.get("alone") or {}, s.get(ref) or {}
+    if not v.get("n"):
+        return None
+    return {"p99 ÷ alone": v["p99"] / a["p99"] if v.get("p99") and a.get("p99") else None,
+            "compaction share": v[key] / u[key] if v.get(key) is not None and u.get(key) else None,
+            "stall %": v.get("stall_pct"),
+            "reader-off share": v["off_mib_s"] / u["off_mib_s"]
+            if v.get("off_mib_s") is not None and u.get("off_mib_s") else None}
+
+
+def ranking(s, ids):
+    """The variants ordered by steady read P99 over alone, best first."""
+    got = [(run_figures(s, v, "steady") or {}).get("p99 ÷ alone") for v in ids]
+    return [v for r, v in sorted((r, v) for r, v in zip(got, ids) if r is not None)]
+
+
+def comparison(runs):
+    """Two sustained runs side by side: the same ranking? figures within 25%? Markdown."""
+    (m1, s1), (m2, s2) = runs
+    # alone is every ratio's denominator (1× by definition): its own P99 is quoted instead
+    ids = [v for v, _ in labels(m1) if v in m2["variants"].split() and v != "alone"]
+    L = ["### Two runs side by side", "",
+         "Each figure of run 1 against run 2; *differs* names the figures more than 25% apart "
+         "(of the smaller; stall below 1% in both runs counts as the same). Both runs' ratios "
+         "are over their own reader alone and their own untagged.", "",
+         "| variant | phase | P99 ÷ alone | compaction share | stall | reader-off share | differs |",
+         "|---|---|---|---|---|---|---|"]
+    fmt = {"p99 ÷ alone": "{:.2f}×", "compaction share": "{:.0%}", "stall %": "{:.1f}%",
+           "reader-off share": "{:.0%}"}
+    n = bad = 0
+    apart = []
+    for vid in ids:
+        for phase in ("steady", "bursty"):
+            f1, f2 = run_figures(s1, vid, phase), run_figures(s2, vid, phase)
+            if not f1 and not f2:
+                continue
+            f1, f2 = f1 or {}, f2 or {}
+            cells, diff = [], []
+            for k, f in fmt.items():
+                a, b = f1.get(k), f2.get(k)
+                cells.append(f"{sustained.fx(a, f)} / {sustained.fx(b, f)}")
+                if a is None and b is None:
+                    continue
+                same_stall = k == "stall %" and a is not None and b is not None and max(a, b) < 1
+                n += 1
+                if not same_stall and differs(a, b):
+                    bad += 1
+                    diff.append(k)
+            if diff:
+                apart.append(f"`{vid}` {phase} ({', '.join(diff)})")
+            L.append(f"| {VARIANTS[vid][0]} | {phase} | " + " | ".join(cells) + f" | {', '.join(diff) or '-'} |")
+    r1, r2 = ranking(s1, ids), ranking(s2, ids)
+    a1, a2 = (s.get("alone", {}).get("p99") for s in (s1, s2))
+    L += ["", f"- **The reader alone** (the denominator): P99 {fmt_us(a1)} in run 1, {fmt_us(a2)} in "
+          f"run 2" + (" — more than 25% apart: every P99 ratio of the runs moves with it."
+                      if differs(a1, a2) else ".")]
+    if r1 == r2:
+        L.append(f"- **Ranking: the same** in both runs (steady read P99 over alone, best first): "
+                 + ", ".join(f"`{v}`" for v in r1) + ".")
+    else:
+        moved = [v for v in r1 if v in r2 and r1.index(v) != r2.index(v)]
+        L.append("- **Ranking: not the same.** Run 1: " + ", ".join(f"`{v}`" for v in r1)
+                 + ". Run 2: " + ", ".join(f"`{v}`" for v in r2) + ". Placed differently: "
+                 + ", ".join(f"`{v}` ({r1.index(v) + 1} against {r2.index(v) + 1})" for v in moved) + ".")
+    L.append(f"- **Figures within 25%: {n - bad} of {n}.**"
+             + (" More than 25% apart: " + "; ".join(apart) + "." if apart else ""))
+    return L + [""]
+
+
+def compare_section(runs, svg_dir, rel):
+    """The sustained section for two runs: the comparison, then each run's phases, goals and
+    frontier."""
+    m1 = runs[0][0]
+    L = [SUSTAINED_HEADING, "",
+         "<!-- generated by bench/report.py --compare; edit bench/report.py, not this section -->", "",
+         "Two sustained runs of `bench/run --sustained` back to back on the same machine "
+         "(issue 11: the same ranking, ratios within 25%), then written together by "
+         "`bench/report.py --compare`. "
+         + " ".join(f"Run {i}: {m['started']} – {m['finished']}, commit {m['commit']}, "
+                    f"{m.get('elapsed_s', 0) / 60:.1f} min, load average {m.get('load_start', '?')} "
+                    f"at the start, {m.get('load_end', '?')} at the end."
+                    for i, (m, _) in enumerate(runs, 1)), "",
+         rig_text(m1), ""]
+    L += comparison(runs)
+    for i, (m, s) in enumerate(runs, 1):
+        key, _ = comp_key(s)
+        pts = points_from_summary({"summary": s})
+        L += [f"### Run {i}", "", sustained_text(m), ""] + contention(s)
+        L += sustained.phase_table(s, labels(m), key)
+        L += [f"#### Goals of issue 12 (run {i})", ""] + sustained.goals(s, pts, key)
+        L += frontier_section(s, svg_dir, rel, f"rocksdb-sustained-frontier-{i}.svg",
+                              f"#### Frontier (run {i})")
+    return L
+
+
 def write_section(path, lines, heading=HEADING):
-    """Replace the section under heading (to the next "## ") in path, or append it."""
     old = open(path).read() if os.path.exists(path) else "# Benchmarks\n\n"
     new = "\n".join(lines).rstrip() + "\n"
     pat = re.compile(r"^" + re.escape(heading) + r"\n.*?(?=^## (?!#)|\Z)", re.M | re.S)
@@ -694,31 +835,53 @@ def write_section(path, lines, heading=HEADING):
     open(path, "w").write(out.rstrip() + "\n")
 
 
+def load_run(work):
+    """meta, summary and n/a reasons of one work directory; leaves summary.json in it."""
+    meta, runs, na = load(work)
+    cal = os.path.join(work, "calibration.json")
+    if os.path.exists(cal):
+        meta["calibration"] = json.load(open(cal))
+    s = summarize(runs)
+    json.dump({"meta": meta, "summary": s, "na": na}, open(os.path.join(work, "summary.json"), "w"),
+              indent=1, default=str)
+    return meta, runs, na, s
+
+
 def main():
     if len(sys.argv) == 4 and sys.argv[1] == "--sustains":
         sys.exit(0 if sustains(sys.argv[2], int(sys.argv[3])) else 1)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("work")
+    ap.add_argument("work", nargs="+", help="a bench/run work directory (two with --compare)")
+    ap.add_argument("--compare", action="store_true",
+                    help="two sustained runs side by side, with their agreement")
     ap.add_argument("--write", metavar="BENCHMARKS.md")
     ap.add_argument("--svg-dir")
     a = ap.parse_args()
-    meta, runs, na = load(a.work)
-    cal = os.path.join(a.work, "calibration.json")
-    if os.path.exists(cal):
-        meta["calibration"] = json.load(open(cal))
-    s = summarize(runs)
-    svgs, svg_dir, rel = {}, None, None
+    if len(a.work) != (2 if a.compare else 1):
+        ap.error("--compare takes two work directories" if a.compare else "one work directory")
+    for w in a.work:
+        if not os.path.exists(os.path.join(w, "meta.json")):
+            ap.error(f"{w}: not a bench/run work directory (no meta.json; keep one with --keep)")
+    svg_dir, rel = None, None
     if a.write:
         svg_dir = a.svg_dir or os.path.join(os.path.dirname(a.write), "bench")
         rel = os.path.relpath(svg_dir, os.path.dirname(os.path.abspath(a.write)))
-        svgs = plot(a.work, runs, svg_dir, rel)
-    lines = (render(meta, s, na, svgs) + sustained_section(meta, s) + frontier_section(s, svg_dir, rel)
-             + figures(a.work))
-    json.dump({"meta": meta, "summary": s, "na": na}, open(os.path.join(a.work, "summary.json"), "w"),
-              indent=1, default=str)
+    if a.compare:
+        both = [load_run(w) for w in a.work]
+        if not all(m.get("sustained") for m, _, _, _ in both):
+            ap.error("--compare wants two sustained runs (bench/run --sustained --keep)")
+        lines, heading = compare_section([(m, s) for m, _, _, s in both], svg_dir, rel), SUSTAINED_HEADING
+    else:
+        meta, runs, na, s = load_run(a.work[0])
+        heading = SUSTAINED_HEADING if meta.get("sustained") else HEADING
+        svgs = plot(a.work[0], runs, svg_dir, rel,
+                    "rocksdb-sustained-" if meta.get("sustained") else "rocksdb-") if a.write else {}
+        fname = "rocksdb-sustained-frontier.svg" if meta.get("sustained") else "rocksdb-frontier.svg"
+        lines = (render(meta, s, na, svgs) + sustained_section(meta, s)
+                 + frontier_section(s, svg_dir, rel, fname) + figures(a.work[0]))
     if a.write:
-        write_section(a.write, lines)
-        print(f"report.py: wrote {HEADING!r} in {a.write}", file=sys.stderr)
+        write_section(a.write, lines, heading)
+        print(f"report.py: wrote {heading!r} in {a.write}", file=sys.stderr)
     print("\n".join(lines))
 
 

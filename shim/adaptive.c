@@ -88,7 +88,7 @@ void adaptive_init(struct adaptive *c, const struct adaptive_params *p,
 	c->p = *p;
 	c->target = *t;
 	c->target_ns = t->relative ? 0 : t->latency_ns;
-	c->miss_level = c->resume_level = NONE;
+	c->miss_level = c->resume_level = c->debt_level = NONE;
 	c->next_probe_ns = now_ns; /* the first baseline as soon as the reader shows up */
 	c->last_step_ns = now_ns;
 	set_level(c, ADAPTIVE_LEVEL_FULL);
@@ -101,7 +101,8 @@ static void accumulate(struct adaptive_window *acc, const struct adaptive_window
 		acc->hist[i] += w->hist[i];
 	acc->low_bytes += w->low_bytes;
 	acc->low_limited += w->low_limited;
-	acc->debt |= w->debt;
+	if (w->debt > acc->debt)
+		acc->debt = w->debt; /* the worst of the window */
 }
 
 /*
@@ -223,8 +224,10 @@ static void climb_after_good(struct adaptive *c, uint64_t reads, uint64_t excess
 	if (++c->good_streak < need)
 		return;
 	if (c->streak_excess * 2 <= c->streak_reads * (1000 - c->target.permille) &&
-	    c->level < ADAPTIVE_LEVEL_FULL)
+	    c->level < ADAPTIVE_LEVEL_FULL) {
 		set_level(c, c->level + 1);
+		c->resume_level = NONE; /* a level met for a streak: cut from here, one step */
+	}
 	reset_streak(c);
 }
 
@@ -268,6 +271,23 @@ static void judge_reads(struct adaptive *c, uint64_t reads, const struct adaptiv
 	}
 }
 
+/*
+ * The database is falling behind: the debt overrules the target. A slowdown climbs one
+ * level a window (the bytes in flight double each window); a stop, where every write of
+ * the database waits, goes straight to full. Either way the first miss after the debt
+ * returns to one level above where the debt began (that level was too little for the
+ * database), not one level a window down from wherever the debt took it.
+ */
+static void judge_debt(struct adaptive *c, enum adaptive_debt debt)
+{
+	c->debt_lifts++;
+	reset_streak(c);
+	if (c->debt_level == NONE)
+		c->debt_level = c->level;
+	set_level(c, debt == ADAPTIVE_DEBT_STOP ? ADAPTIVE_LEVEL_FULL : c->level + 1);
+	c->resume_level = c->debt_level + 1 < c->level ? c->debt_level + 1 : c->level;
+}
+
 static void judge_window(struct adaptive *c, uint64_t now_ns)
 {
 	const struct adaptive_window *w = &c->pending;
@@ -276,9 +296,7 @@ static void judge_window(struct adaptive *c, uint64_t now_ns)
 
 	c->windows++;
 	if (w->debt) {
-		c->debt_lifts++;
-		reset_streak(c);
-		set_level(c, c->level + 1);
+		judge_debt(c, (enum adaptive_debt)w->debt);
 	} else if (!reads) {
 		judge_idle(c);
 	} else {
@@ -286,6 +304,8 @@ static void judge_window(struct adaptive *c, uint64_t now_ns)
 		if (judged)
 			judge_reads(c, reads, w);
 	}
+	if (!w->debt)
+		c->debt_level = NONE;
 	if (c->target.relative && !w->debt && reads &&
 	    now_ns >= c->next_probe_ns)
 		start_probe(c, now_ns);
@@ -309,6 +329,12 @@ void adaptive_step(struct adaptive *c, uint64_t now_ns, const struct adaptive_wi
 	elapsed = now_ns - c->window_start_ns;
 	c->rate = elapsed ? (uint64_t)((unsigned __int128)c->pending.low_bytes * NS_PER_SEC /
 				       elapsed) : 0;
+	if (c->phase != PHASE_RUN && c->pending.debt) {
+		/* A probe holds the low tier: not while the database falls behind. */
+		set_level(c, c->run_level);
+		c->phase = PHASE_RUN;
+		c->next_probe_ns = now_ns + c->p.probe_retry_ns;
+	}
 	switch (c->phase) {
 	case PHASE_PROBE_DRAIN: /* reads still queued behind the low tier's I/O: not alone */
 		c->phase = PHASE_PROBE_MEASURE;

@@ -49,13 +49,20 @@ struct adaptive_params {
 /* The defaults, with their reasons in docs/adaptive.md. */
 void adaptive_params_default(struct adaptive_params *p);
 
+/*
+ * How far behind the database is (struct adaptive_window's debt), worst first in a window:
+ * slowing its writes down (RocksDB's "Stalling writes") or stopping them ("Stopping writes").
+ */
+enum adaptive_debt { ADAPTIVE_DEBT_NONE = 0, ADAPTIVE_DEBT_SLOW = 1, ADAPTIVE_DEBT_STOP = 2 };
+
 /* One window of measurements, accumulated by the caller since the previous step. */
 struct adaptive_window {
 	uint32_t hist[HIST_NR_BUCKETS]; /* the high tier's read latencies (bpf/hist.h buckets) */
 	uint64_t low_bytes;             /* bytes the low tier completed */
 	uint64_t low_limited;           /* low I/Os the limits held back (waited at the gate or
 					   were split); 0: the low tier wanted no more */
-	bool debt;                      /* the database is falling behind: relax */
+	uint8_t debt;                   /* enum adaptive_debt: the database is falling behind,
+					   relax (SLOW: one level up, STOP: full) */
 };
 
 enum adaptive_phase { PHASE_RUN = 0, PHASE_PROBE_DRAIN, PHASE_PROBE_MEASURE };
@@ -81,6 +88,7 @@ struct adaptive {
 	uint32_t backoff;           /* how many times longer that climb takes */
 	uint32_t resume_level;      /* the level before an idle release, to return to on a miss */
 	uint32_t run_level;         /* the level to restore after a probe */
+	uint32_t debt_level;        /* the level when the current debt began; UINT32_MAX: none */
 
 	/* Baseline (relative targets only). */
 	uint64_t baselines[ADAPTIVE_BASELINES]; /* most recent first, 0 = none */

@@ -6,8 +6,10 @@
  */
 #include "adaptive_region.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void publish(struct adaptive_region *r, uint64_t now_ns)
@@ -20,7 +22,14 @@ static void publish(struct adaptive_region *r, uint64_t now_ns)
 struct adaptive_region *adaptive_region_create(const struct adaptive_params *p,
 					       const struct adaptive_target *t, uint64_t now_ns)
 {
-	struct adaptive_region *r = shared_map_create(ADAPTIVE_REGION_NAME, sizeof(*r));
+	return adaptive_region_create_fd(p, t, now_ns, NULL);
+}
+
+struct adaptive_region *adaptive_region_create_fd(const struct adaptive_params *p,
+						  const struct adaptive_target *t, uint64_t now_ns,
+						  int *fd_out)
+{
+	struct adaptive_region *r = shared_map_create_fd(ADAPTIVE_REGION_NAME, sizeof(*r), fd_out);
 
 	if (!r)
 		return NULL;
@@ -42,21 +51,77 @@ bool adaptive_region_valid(const struct adaptive_region *r, size_t len)
 	       r->layout == ADAPTIVE_REGION_LAYOUT && r->size == sizeof(*r);
 }
 
+/* Does @fd name a memfd called ADAPTIVE_REGION_NAME? /proc says: "/memfd:NAME (deleted)". */
+static bool named_region(int fd)
+{
+	static const char want[] = "/memfd:" ADAPTIVE_REGION_NAME;
+	char path[32], link[64];
+	ssize_t len;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	len = readlink(path, link, sizeof(link) - 1);
+	if (len < (ssize_t)sizeof(want) - 1)
+		return false;
+	link[len] = '\0';
+	return !strncmp(link, want, sizeof(want) - 1) &&
+	       (link[sizeof(want) - 1] == '\0' || link[sizeof(want) - 1] == ' ');
+}
+
+struct adaptive_region *adaptive_region_adopt(int fd, const char **why, bool *ours)
+{
+	struct adaptive_region *r;
+	struct stat st;
+
+	*ours = false;
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		*why = "not an open descriptor";
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode) || !named_region(fd)) {
+		*why = "not the adaptive tier's memfd";
+		return NULL;
+	}
+	*ours = true;
+	if (st.st_size != (off_t)sizeof(*r)) {
+		*why = "a region of another build of iotier (its size differs)";
+		return NULL;
+	}
+	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (r == MAP_FAILED) {
+		*why = "cannot map it";
+		return NULL;
+	}
+	if (!adaptive_region_valid(r, sizeof(*r))) {
+		munmap(r, sizeof(*r));
+		*why = "a region of another build of iotier (its header differs)";
+		return NULL;
+	}
+	return r;
+}
+
 void adaptive_region_destroy(struct adaptive_region *r)
 {
 	if (r)
 		munmap(r, sizeof(*r));
 }
 
-/* Take the window's counts out of the shared counters; new reads go to the next one. */
+/*
+ * Take the window's counts out of the shared counters (the histogram summed over its
+ * slots; w is zeroed by the caller); new reads go to the next one.
+ */
 static void collect(struct adaptive_region *r, struct adaptive_window *w)
 {
 	uint64_t waits = atomic_load(&r->gate.waits), bytes = atomic_load(&r->gate.bytes);
 	uint64_t splits = atomic_load(&r->splits);
 
-	for (uint32_t i = 0; i < HIST_NR_BUCKETS; i++)
-		w->hist[i] = atomic_load_explicit(&r->hist[i], memory_order_relaxed) ?
-			     atomic_exchange_explicit(&r->hist[i], 0, memory_order_relaxed) : 0;
+	for (uint32_t s = 0; s < ADAPTIVE_HIST_SLOTS; s++)
+		for (uint32_t i = 0; i < HIST_NR_BUCKETS; i++) {
+			_Atomic uint32_t *c = &r->hist[s].count[i];
+
+			/* Load first: most buckets are empty, and a load does not take the line. */
+			if (atomic_load_explicit(c, memory_order_relaxed))
+				w->hist[i] += atomic_exchange_explicit(c, 0, memory_order_relaxed);
+		}
 	w->low_bytes = bytes - r->seen_bytes;
 	w->low_limited = (waits - r->seen_waits) + (splits - r->seen_splits);
 	r->seen_bytes = bytes;
@@ -95,8 +160,14 @@ int adaptive_region_maybe_step(struct adaptive_region *r, uint64_t now_ns, pid_t
 	}
 	memset(w, 0, sizeof(*w));
 	collect(r, w);
+	w->debt = (uint8_t)debt_log_poll(&r->debt, now_ns);
 	level = r->ctl.level;
+	/* Odd while ctl changes: adaptive_view_read retries rather than keep a torn copy. */
+	atomic_store_explicit(&r->seq, atomic_load_explicit(&r->seq, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
 	adaptive_step(&r->ctl, now_ns, w);
+	atomic_fetch_add_explicit(&r->seq, 1, memory_order_release);
 	if (r->ctl.level != level)
 		atomic_fetch_add(&r->level_changes, 1);
 	publish(r, now_ns);

@@ -11,12 +11,15 @@
 #ifndef IOTIER_ADAPTIVE_REGION_H
 #define IOTIER_ADAPTIVE_REGION_H
 
+#include <errno.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "adaptive.h"
+#include "debt_log.h"
 #include "low_gate.h"
 
 #define ADAPTIVE_REGION_NAME "iotier-adaptive" /* /proc/PID/maps shows /memfd:NAME */
@@ -27,7 +30,20 @@
  * The layout version changes whenever struct adaptive_region does.
  */
 #define ADAPTIVE_REGION_MAGIC 0x444150414954ull /* "TIAPAD": iotier adaptive */
-#define ADAPTIVE_REGION_LAYOUT 1u
+#define ADAPTIVE_REGION_LAYOUT 4u
+
+/*
+ * The window's histogram, one per CPU slot, summed by the stepper. With one shared
+ * histogram, high threads on different CPUs noting reads at once pull the same cache line
+ * back and forth: bench/note-cost measures 20-90 ns more per noted read with two threads
+ * (docs/adaptive.md). A slot per CPU keeps each line on its CPU; 16 slots cover most hosts
+ * a database shares with others, and beyond that two CPUs share a slot, still correct.
+ */
+#define ADAPTIVE_HIST_SLOTS 16u
+
+struct adaptive_hist_slot {
+	_Alignas(64) _Atomic uint32_t count[HIST_NR_BUCKETS];
+};
 
 struct adaptive_region {
 	uint64_t magic;                /* ADAPTIVE_REGION_MAGIC once initialised */
@@ -40,26 +56,61 @@ struct adaptive_region {
 	_Atomic uint32_t chunk;        /* the controller's chunk, for split_io */
 	_Atomic uint64_t deadline_ns;  /* the controller's deadline, read without the lock */
 	_Atomic uint64_t splits;       /* low I/Os cut into pieces, ever */
+	_Atomic uint64_t pushes;       /* writeback push pieces that passed the gate, ever */
 	_Atomic uint64_t level_changes;
-	_Atomic uint32_t hist[HIST_NR_BUCKETS]; /* the high tier's reads this window */
+	struct adaptive_hist_slot hist[ADAPTIVE_HIST_SLOTS]; /* the high tier's reads this window */
 	/* Guarded by stepper. */
 	uint64_t seen_waits, seen_bytes, seen_splits;
 	struct adaptive_window window; /* the step's scratch: too large for a caller's stack */
 	struct adaptive ctl;
+	/* The debt guard's log (IOTIER_DEBT_LOG), noted by the open wrappers. */
+	struct debt_log debt;
+	/*
+	 * Append new fields here, at the end, and bump ADAPTIVE_REGION_LAYOUT.
+	 * The seqlock of ctl for readers that never take the lock (adaptive_view.h): odd while
+	 * a step writes it.
+	 */
+	_Atomic uint32_t seq;
 };
 
 /* Map and start a region for @t at @now_ns; NULL with errno. */
 struct adaptive_region *adaptive_region_create(const struct adaptive_params *p,
 					       const struct adaptive_target *t, uint64_t now_ns);
+/* The same, keeping its close-on-exec descriptor in *@fd_out, to hand to an exec'd image. */
+struct adaptive_region *adaptive_region_create_fd(const struct adaptive_params *p,
+						  const struct adaptive_target *t, uint64_t now_ns,
+						  int *fd_out);
 void adaptive_region_destroy(struct adaptive_region *r);
+
+/*
+ * Map the region behind @fd, inherited across exec from a process that created or adopted
+ * it. NULL when @fd is not an open memfd named ADAPTIVE_REGION_NAME of this build's layout,
+ * with *@why saying which; *@ours tells whether @fd is such a memfd at all (and so the
+ * caller's to close), so a stray number never closes a descriptor of the program's.
+ */
+struct adaptive_region *adaptive_region_adopt(int fd, const char **why, bool *ours);
 
 /* Is the mapping at @r, @len bytes long, a region of this build's layout? */
 bool adaptive_region_valid(const struct adaptive_region *r, size_t len);
 
-/* A high-tier read took @ns. Lock-free: one atomic add. */
+/* A high-tier read took @ns, noted in histogram @slot (any number). One atomic add. */
+static inline void adaptive_region_note_read_at(struct adaptive_region *r, uint32_t slot,
+						uint64_t ns)
+{
+	atomic_fetch_add_explicit(&r->hist[slot % ADAPTIVE_HIST_SLOTS].count[hist_bucket(ns)], 1,
+				  memory_order_relaxed);
+}
+
+/*
+ * A high-tier read took @ns: noted in this CPU's slot. sched_getcpu reads the CPU from
+ * the thread's rseq area (glibc 2.35 and later) or the vDSO, no syscall; errno as it was.
+ */
 static inline void adaptive_region_note_read(struct adaptive_region *r, uint64_t ns)
 {
-	atomic_fetch_add_explicit(&r->hist[hist_bucket(ns)], 1, memory_order_relaxed);
+	int saved = errno, cpu = sched_getcpu();
+
+	errno = saved;
+	adaptive_region_note_read_at(r, (uint32_t)cpu, ns);
 }
 
 /* Has the window ended by @now_ns? One relaxed load: callers ask before anything else. */

@@ -37,6 +37,7 @@ static int parse_high_rules(struct config *cfg, const char *value, char *err, si
 static int parse_low_class(struct config *cfg, const char *value, char *err, size_t errlen)
 {
 	cfg->low_ioprio = low_class_parse(value, err, errlen);
+	cfg->low_class_given = true;
 	return cfg->low_ioprio < 0 ? -1 : 0;
 }
 
@@ -236,6 +237,33 @@ static int parse_low_min_rate(struct config *cfg, const char *value, char *err, 
 	return parse_rate(value, &cfg->low_min_rate, err, errlen);
 }
 
+/*
+ * One glob for the path a program opens its log under, or empty for none. Refused: a glob
+ * that can never name a file (ending in '/') and an unclosed '[', which fnmatch would take
+ * literally, so a typo would silently watch nothing.
+ */
+static int parse_debt_log(struct config *cfg, const char *value, char *err, size_t errlen)
+{
+	size_t len = strlen(value);
+	const char *open = strchr(value, '[');
+
+	if (len >= sizeof(cfg->debt_log)) {
+		snprintf(err, errlen, "bad glob: longer than %zu bytes", sizeof(cfg->debt_log) - 1);
+		return -1;
+	}
+	if (len && value[len - 1] == '/') {
+		snprintf(err, errlen, "bad glob '%s': ends in '/', so it names no file", value);
+		return -1;
+	}
+	if (open && !strchr(open + 1, ']')) {
+		snprintf(err, errlen, "bad glob '%s': '[' at offset %zu is never closed", value,
+			 (size_t)(open - value));
+		return -1;
+	}
+	memcpy(cfg->debt_log, value, len + 1);
+	return 0;
+}
+
 /* An absolute directory, or empty for none: a relative one would follow each cwd. */
 static int parse_state_dir(struct config *cfg, const char *value, char *err, size_t errlen)
 {
@@ -295,6 +323,22 @@ void config_defaults(struct config *cfg)
 	for (size_t i = 0; i < N_KEYS; i++)
 		if (config_table[i].parse)
 			config_table[i].parse(cfg, config_table[i].default_value, err, sizeof(err));
+	cfg->low_class_given = false;
+}
+
+/*
+ * Under a target the low tier runs at be:7 unless a class was given: idle would take the
+ * controller's lever away (issue 12: under a QD1 reader idle starves the low tier whatever
+ * the cap), while be:7 lets it through at the lowest best-effort level and leaves the
+ * holding back to the gate, which the controller sizes (docs/adaptive.md).
+ */
+static void target_low_class(struct config *cfg)
+{
+	char err[RULE_ERROR_MAX];
+
+	if (cfg->target.set && !cfg->low_class_given)
+		cfg->low_ioprio = low_class_parse(TARGET_LOW_CLASS, err, sizeof(err));
+	cfg->low_class_given = false; /* only for this: a loaded config equals its defaults */
 }
 
 static int key_index(const char *key, size_t keylen)
@@ -410,6 +454,7 @@ int config_load(struct config *cfg, config_lookup_fn lookup, void *ctx, const ch
 		if (value && apply(cfg, (int)i, value, "", err, errlen) < 0)
 			return -1;
 	}
+	target_low_class(cfg);
 	return 0;
 }
 

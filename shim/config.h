@@ -25,9 +25,12 @@ enum cgroup_mode { CGROUP_AUTO = 0, CGROUP_OFF, CGROUP_V1, CGROUP_V2 };
 
 #define STATE_DIR_MAX 200 /* the state file's directory, with its NUL */
 
+#define TARGET_LOW_CLASS "be:7" /* the low class under a target, unless one is given */
+
 struct config {
 	struct tier_rules rules;
-	int low_ioprio;        /* what low threads get; idle by default */
+	int low_ioprio;        /* what low threads get; idle by default, be:7 under a target */
+	bool low_class_given;  /* while loading: IOTIER_LOW_CLASS was given (false after) */
 	int high_ioprio;       /* IOPRIO_KEEP, or what high threads get */
 	enum log_level log;
 	enum cgroup_mode cgroup_mode;  /* IOTIER_CGROUP: auto unless configured */
@@ -44,6 +47,7 @@ struct config {
 	/* The adaptive low tier (docs/adaptive.md). */
 	struct adaptive_target target; /* IOTIER_TARGET; target.set false: off */
 	uint64_t low_min_rate;    /* IOTIER_LOW_MIN_RATE: the low tier is never held below it */
+	char debt_log[RULE_GLOB_MAX]; /* IOTIER_DEBT_LOG: the database's log, a glob; "" none */
 
 	/* IOTIER_STATE_DIR: where this process's state file goes for the exporter; "" none. */
 	char state_dir[STATE_DIR_MAX];

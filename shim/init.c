@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "adaptive_hook.h"
+#include "adaptive_tree.h"
 #include "cgroup_tier.h"
 #include "fork.h"
 #include "low_paths.h"
@@ -21,7 +22,7 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
 /*
  * The one loader (config.c) decides secure mode too: there the shim stays off, and says so
- * only when IOTIER_LOG=debug asked.
+ * only when IOTIER_LOG=debug asked. Returns 0, -1 for a bad configuration, 1 for secure.
  */
 static int load_config(void)
 {
@@ -37,7 +38,7 @@ static int load_config(void)
 		shim_log(LOG_DEBUG, "secure mode (setuid, setgid or capabilities): IOTIER_* "
 			 "settings are ignored; iotier is off for this process");
 		log_set_level(LOG_OFF);
-		return -1;
+		return 1;
 	}
 	return 0;
 }
@@ -74,11 +75,13 @@ static struct state_table *map_table(void)
 static void init_once_body(void)
 {
 	unsigned kinds;
+	int config;
 
 	in_shim++;
 	real_resolve();
 	log_share_with_children(); /* now, before the program forks: one warning per tree */
-	if (load_config() < 0)
+	config = load_config();
+	if (config != 0)
 		goto disable;
 	shim.table = map_table();
 	if (!shim.table) {
@@ -110,6 +113,9 @@ static void init_once_body(void)
 	state_file_publish();
 	return;
 disable:
+	/* Secure mode trusts no IOTIER_* variable, not even to close what one names. */
+	if (config != 1)
+		adaptive_tree_discard(); /* no stray descriptor from an ancestor's region */
 	atomic_store(&shim.status, SHIM_DISABLED);
 	in_shim--;
 }

@@ -19,7 +19,7 @@ enum log_level { LOG_OFF = 0, LOG_WARN = 1, LOG_DEBUG = 2 };
  */
 enum warn_key { WARN_CONFIG = 1u << 0, WARN_RT_DENIED = 1u << 1, WARN_SLOTS = 1u << 2,
 		WARN_TABLE = 1u << 3, WARN_IOPRIO = 1u << 4, WARN_CGROUP = 1u << 5,
-		WARN_ADAPTIVE = 1u << 6 };
+		WARN_ADAPTIVE = 1u << 6, WARN_TREE = 1u << 7 };
 
 /* Share the warned bits with the children this process forks; call before it forks. */
 SHIM_HIDDEN void log_share_with_children(void);

@@ -19,7 +19,7 @@
 
 #define GATE_NAME "iotier-gate"
 
-void *shared_map_create(const char *name, size_t size)
+void *shared_map_create_fd(const char *name, size_t size, int *fd_out)
 {
 	long fd = sys_call(SYS_memfd_create, name, MFD_CLOEXEC);
 	void *p = MAP_FAILED;
@@ -31,9 +31,17 @@ void *shared_map_create(const char *name, size_t size)
 	if (sys_call(SYS_ftruncate, (int)fd, (off_t)size) == 0)
 		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
 	saved = errno;
-	sys_call(SYS_close, (int)fd);
+	if (p != MAP_FAILED && fd_out)
+		*fd_out = (int)fd;
+	else
+		sys_call(SYS_close, (int)fd);
 	errno = saved;
 	return p == MAP_FAILED ? NULL : p;
+}
+
+void *shared_map_create(const char *name, size_t size)
+{
+	return shared_map_create_fd(name, size, NULL);
 }
 
 void low_gate_init(struct low_gate *g)

@@ -45,6 +45,8 @@ void low_gate_init(struct low_gate *g);
 
 /* A zeroed MAP_SHARED memfd mapping of @size bytes named @name; NULL with errno. */
 void *shared_map_create(const char *name, size_t size);
+/* The same, keeping its close-on-exec descriptor in *@fd_out (to hand across exec). */
+void *shared_map_create_fd(const char *name, size_t size, int *fd_out);
 
 /* The controller's side: set the cap, valid until @lease_ns (0: forever), and wake waiters. */
 void low_gate_set_cap(struct low_gate *g, uint32_t cap, uint64_t lease_ns);

@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "adaptive.h"
+#include "adaptive_low.h"
 #include "fork.h"
 #include "low_paths.h"
 #include "real.h"
@@ -165,15 +167,18 @@ void low_paths_read(int fd, size_t bytes)
 
 /* ---- steering and drop-behind ---------------------------------------------------------- */
 
-/* Add @bytes to @counter; true (and the counter restarted) when it reaches @limit. */
-static bool crossed(_Atomic uint64_t *counter, uint64_t bytes, uint64_t limit)
+/*
+ * Add @bytes to @counter; when it reaches @limit, restart it and return the total it held
+ * (what to push), else 0.
+ */
+static uint64_t crossed(_Atomic uint64_t *counter, uint64_t bytes, uint64_t limit)
 {
 	uint64_t total = atomic_fetch_add_explicit(counter, bytes, memory_order_relaxed) + bytes;
 
 	if (total < limit)
-		return false;
+		return 0;
 	/* Only one of several racing writers wins the push. */
-	return atomic_compare_exchange_strong(counter, &total, 0);
+	return atomic_compare_exchange_strong(counter, &total, 0) ? total : 0;
 }
 
 /*
@@ -223,16 +228,53 @@ static bool wait_own(int fd, off_t lo, off_t len, unsigned flags, bool drop)
 }
 
 /*
+ * While the adaptive tier holds the low tier back (a finite cap), the push is the low tier's
+ * device I/O, so it passes the gate in chunk-size pieces and each piece is waited for before
+ * the next (WAIT_BEFORE|WRITE|WAIT_AFTER, on our own description: a writeback error stays
+ * for the program's fsync): the low tier's bytes at the device stay within cap x chunk. The
+ * range is what was written since the last push, [@end - @bytes, @end): a sequential writer's
+ * (an SST file's) new pages. Pages outside it (an earlier random write) wait for the next push
+ * at full, or the flusher. Returns false, having done nothing, at full or without /proc.
+ */
+static bool steer_gated(int fd, off_t end, uint64_t bytes)
+{
+	uint64_t chunk = unlikely(adaptive_on) ? adaptive_push_chunk() : 0;
+	off_t lo;
+	int own;
+
+	if (!chunk)
+		return false;
+	if (chunk == ADAPTIVE_UNLIMITED)
+		chunk = shim.cfg.writeback_bytes;
+	if (end < 0)
+		end = (off_t)sys_call(SYS_lseek, fd, (off_t)0, SEEK_CUR);
+	if (end < 0 || (own = open_own_description(fd)) < 0)
+		return false;
+	for (lo = end > (off_t)bytes ? end - (off_t)bytes : 0; lo < end; lo += (off_t)chunk) {
+		off_t len = end - lo < (off_t)chunk ? end - lo : (off_t)chunk;
+		uint32_t ticket = adaptive_push_enter();
+
+		sys_call(SYS_sync_file_range, own, lo, len, SYNC_FILE_RANGE_WAIT_BEFORE |
+			 SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+		adaptive_push_exit(ticket);
+	}
+	sys_call(SYS_close, own);
+	return true;
+}
+
+/*
  * Push the file's dirty pages now: the whole file (0, 0), of which only dirty pages are
  * visited. Strict mode then waits for what the previous push started, like RocksDB's
  * strict_bytes_per_sync, so dirty plus in-flight data per file stays within about 2N. It
  * pushes first and waits second: pages left dirty while the writer sleeps are exactly what
  * the flusher would take at the default class.
  */
-static void steer(int fd, struct fd_path *p, off_t end)
+static void steer(int fd, struct fd_path *p, off_t end, uint64_t bytes)
 {
 	int64_t prev;
 
+	if (steer_gated(fd, end, bytes))
+		return;
 	sys_call(SYS_sync_file_range, fd, (off_t)0, (off_t)0, SYNC_FILE_RANGE_WRITE);
 	if (!shim.cfg.writeback_strict)
 		return;
@@ -350,9 +392,12 @@ void low_paths_written(int fd, size_t bytes, off_t end, bool low)
 			drop_behind(fd, p, since, end);
 		goto out;
 	}
-	if (low && shim.cfg.writeback_bytes && crossed(&p->since_steer, bytes,
-						      shim.cfg.writeback_bytes))
-		steer(fd, p, end);
+	if (low && shim.cfg.writeback_bytes) {
+		uint64_t push = crossed(&p->since_steer, bytes, shim.cfg.writeback_bytes);
+
+		if (push)
+			steer(fd, p, end, push);
+	}
 	if (low && shim.cfg.dirty_budget)
 		budget_charge(fd, p, bytes);
 out:

@@ -41,6 +41,11 @@ static int raw_close(int fd)
 	return (int)sys_call(SYS_close, fd);
 }
 
+static int raw_execve(const char *path, char *const argv[], char *const envp[])
+{
+	return (int)sys_call(SYS_execve, path, argv, envp);
+}
+
 static int raw_openat(int dirfd, const char *path, int flags, ...)
 {
 	va_list ap;
@@ -99,6 +104,8 @@ static void resolve_all(void)
 		real.close = raw_close;
 	if (!real.openat)
 		real.openat = raw_openat;
+	if (!real.execve)
+		real.execve = raw_execve;
 	resolve_sanitizer();
 }
 

@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <sys/sendfile.h>
 #include <sys/types.h>
@@ -72,7 +73,15 @@ struct iocb;
 	X(io_uring_queue_exit, void, (struct io_uring *))                                   \
 	X(io_uring_setup, int, (unsigned, struct io_uring_params *))                        \
 	X(io_uring_enter, int, (unsigned, unsigned, unsigned, unsigned, sigset_t *))        \
-	X(io_uring_enter2, int, (unsigned, unsigned, unsigned, unsigned, sigset_t *, size_t))
+	X(io_uring_enter2, int, (unsigned, unsigned, unsigned, unsigned, sigset_t *, size_t)) \
+	X(execve, int, (const char *, char *const *, char *const *))                        \
+	X(execvpe, int, (const char *, char *const *, char *const *))                       \
+	X(fexecve, int, (int, char *const *, char *const *))                                \
+	X(execveat, int, (int, const char *, char *const *, char *const *, int))            \
+	X(posix_spawn, int, (pid_t *, const char *, const posix_spawn_file_actions_t *,     \
+			     const posix_spawnattr_t *, char *const *, char *const *))      \
+	X(posix_spawnp, int, (pid_t *, const char *, const posix_spawn_file_actions_t *,    \
+			      const posix_spawnattr_t *, char *const *, char *const *))
 
 struct real_functions {
 #define X(name, ret, params) ret(*name) params;

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "adaptive_view.h"
 #include "shim.h"
 #include "state_file.h"
 #include "sys.h"
@@ -19,6 +20,12 @@
 
 static const char *state_dir;   /* shim.cfg.state_dir once it is usable; NULL: off */
 static pid_t state_owner;       /* the pid whose file this memory wrote */
+static struct adaptive_region *adaptive; /* the controller to show, under a target */
+
+void state_file_show_adaptive(struct adaptive_region *r)
+{
+	adaptive = r;
+}
 
 void state_file_init(void)
 {
@@ -98,6 +105,30 @@ static void count_threads(const struct state_table *t, unsigned counts[2][4])
 	}
 }
 
+static void put_line(struct out *o, const char *name, unsigned long long v)
+{
+	put_str(o, name);
+	put_str(o, " ");
+	put_num(o, v);
+	put_str(o, "\n");
+}
+
+/* The controller, when this process runs under a target: numbers only, no formatting. */
+static void format_adaptive(struct out *o)
+{
+	struct adaptive_view v;
+
+	if (!adaptive || adaptive_view_read(adaptive_view_copy_local, adaptive, &v))
+		return;
+	put_line(o, "adaptive_target_permille", v.target.permille);
+	put_line(o, "adaptive_target_factor_milli", v.target.relative ? v.target.factor_milli : 0);
+	put_line(o, "adaptive_target_latency_ns", v.target.relative ? 0 : v.target.latency_ns);
+	for (unsigned i = 0; i < ADAPTIVE_VIEW_NFIELDS; i++) {
+		put_str(o, "adaptive_");
+		put_line(o, adaptive_view_fields[i].name, *adaptive_view_at(&v, i));
+	}
+}
+
 static void format_state(struct out *o, pid_t pid)
 {
 	unsigned counts[2][4] = { { 0 } };
@@ -121,11 +152,12 @@ static void format_state(struct out *o, pid_t pid)
 			put_num(o, counts[t][c]);
 			put_str(o, "\n");
 		}
+	format_adaptive(o);
 }
 
 static void publish(void)
 {
-	char tmp[PATH_LEN], final[PATH_LEN], text[512];
+	char tmp[PATH_LEN], final[PATH_LEN], text[1536];
 	struct out o;
 	pid_t pid, tid;
 	long fd, len, ok;

@@ -9,6 +9,13 @@
  *     starttime 5678            (field 22 of /proc/PID/stat: tells a reused pid apart)
  *     process_tier low          (low, high or untagged: what comm:/cmdline: rules say)
  *     threads low idle 3        (tagged threads, by tier and the class they run with)
+ *     adaptive_target_permille 990   (under a target only: the controller, one number a
+ *     adaptive_level 5                line, as shim/adaptive_view.h names the fields)
+ *
+ * Under a target, the process that runs the controller also rewrites its file after a
+ * step, at most every STATE_FILE_ADAPTIVE_EVERY_NS; the controller is one per process tree,
+ * so the files of a tree's processes carry the same adaptive_creator_pid, and the one with
+ * the most adaptive_windows is the freshest.
  *
  * The file is rewritten (temp file + rename) when a thread's tier changes, a tagged thread
  * ends or the process forks, and removed at exit. The directory must exist when the
@@ -23,6 +30,7 @@
 #define STATE_FILE_DIR_MODE 01733  /* everyone may add a file, only its owner may remove it */
 #define STATE_FILE_MAGIC "iotier-shim-state 1"
 #define STATE_FILE_SUFFIX ".state"
+#define STATE_FILE_ADAPTIVE_EVERY_NS 1000000000ull /* 1 s: scrapes come every 15 s or so */
 
 /*
  * The start time (clock ticks after boot) in the text of /proc/PID/stat, 0 if it does not
@@ -51,6 +59,9 @@ static inline unsigned long long state_file_starttime(const char *stat, unsigned
 STATE_FILE_HIDDEN void state_file_init(void);
 /* Rewrite this process's file; raw syscalls, no allocation, no lock: callable anywhere. */
 STATE_FILE_HIDDEN void state_file_publish(void);
+/* Show the controller in @r in the file from now on (adaptive_hook, once it maps one). */
+struct adaptive_region;
+STATE_FILE_HIDDEN void state_file_show_adaptive(struct adaptive_region *r);
 /* Remove this process's file, if this process wrote it (not a vfork child). */
 STATE_FILE_HIDDEN void state_file_remove(void);
 

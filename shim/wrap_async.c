@@ -28,8 +28,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "low_paths.h"
+#include "adaptive_hook.h"
 #include "fork.h"
+#include "low_paths.h"
 #include "real.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -103,6 +104,20 @@ static bool sqe_stamp(struct io_uring_sqe *sqe, int ioprio, uint64_t *bytes)
 	return true;
 }
 
+/*
+ * A low thread's submission passes the adaptive gate first (docs/adaptive.md): it cannot be
+ * counted in flight, so it only waits while the low tier is held (or every slot is taken).
+ * Then it is stamped; its bytes go to the rate limit and the controller once it succeeded.
+ */
+#define LOW_SUBMISSION(stamp) ((unlikely(adaptive_on) ? adaptive_async_pass() : (void)0), (stamp))
+
+static void low_submitted(uint64_t bytes)
+{
+	low_rate_charge(bytes);
+	if (unlikely(adaptive_on))
+		adaptive_async_submitted(bytes);
+}
+
 /* ---- liburing ------------------------------------------------------------------------ */
 
 /* Stamp the SQEs the application got since the last submit; returns their byte count. */
@@ -129,12 +144,12 @@ static uint64_t stamp_liburing(struct io_uring *ring)
 			return REAL(name) call;                                            \
 		shim_io_prologue();                                                        \
 		if (self_is_low())                                                         \
-			bytes = stamp_liburing(ring);                                      \
+			bytes = LOW_SUBMISSION(stamp_liburing(ring));                                      \
 		in_submit++;                                                               \
 		ret = REAL(name) call;                                                     \
 		in_submit--;                                                               \
 		if (bytes && ret > 0)                                                      \
-			low_rate_charge(bytes);                                            \
+			low_submitted(bytes);                                            \
 		return ret;                                                                \
 	} while (0)
 
@@ -381,13 +396,13 @@ EXPORT int io_uring_setup(unsigned entries, struct io_uring_params *p)
 		if (likely(!in_shim) && to_submit) {                                       \
 			shim_io_prologue();                                                \
 			if (self_is_low())                                                 \
-				bytes = stamp_raw(fd, flags);                              \
+				bytes = LOW_SUBMISSION(stamp_raw(fd, flags));                              \
 		}                                                                          \
 		in_submit++;                                                               \
 		ret = call;                                                                \
 		in_submit--;                                                               \
 		if (bytes && ret > 0)                                                      \
-			low_rate_charge(bytes);                                            \
+			low_submitted(bytes);                                            \
 		return ret;                                                                \
 	} while (0)
 
@@ -514,13 +529,13 @@ EXPORT int io_submit(unsigned long ctx, long nr, struct iocb **ios)
 	if (likely(!in_shim) && nr > 0 && ios) {
 		shim_io_prologue();
 		if (self_is_low())
-			bytes = stamp_iocbs(nr, ios);
+			bytes = LOW_SUBMISSION(stamp_iocbs(nr, ios));
 	}
 	in_submit++;
 	ret = REAL(io_submit)(ctx, nr, ios);
 	in_submit--;
 	if (bytes && ret > 0)
-		low_rate_charge(bytes);
+		low_submitted(bytes);
 	return ret;
 }
 
@@ -569,14 +584,14 @@ EXPORT long syscall(long nr, ...)
 	if (nr == __NR_io_uring_enter && a2 > 0) {
 		shim_io_prologue();
 		if (self_is_low())
-			bytes = stamp_raw((unsigned)a1, (unsigned)a4);
+			bytes = LOW_SUBMISSION(stamp_raw((unsigned)a1, (unsigned)a4));
 	} else if (nr == __NR_io_submit && a2 > 0 && a3) {
 		shim_io_prologue();
 		if (self_is_low())
-			bytes = stamp_iocbs(a2, (struct iocb **)a3);
+			bytes = LOW_SUBMISSION(stamp_iocbs(a2, (struct iocb **)a3));
 	}
 	ret = real_syscall6(nr, a1, a2, a3, a4, a5, a6);
 	if (bytes && ret > 0)
-		low_rate_charge(bytes);
+		low_submitted(bytes);
 	return ret;
 }

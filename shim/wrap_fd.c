@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "adaptive_hook.h"
 #include "low_paths.h"
 #include "naming.h"
 #include "real.h"
@@ -55,6 +56,7 @@ static void fd_tables_opened(int fd, const char *path, int writable)
 	if (writable >= 0 && path[0] == '/')
 		comm_fd_opened(fd, path, writable);
 	low_paths_after_open(fd, path);
+	adaptive_hook_opened(fd, path, writable != 0);
 }
 
 EXPORT int open(const char *path, int flags, ...)

@@ -13,6 +13,7 @@
 #undef _FILE_OFFSET_BITS
 
 #include <fcntl.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "adaptive_hook.h"
@@ -74,7 +75,16 @@ _Static_assert(sizeof(off_t) == 8, "the 64-bit aliases below assume a 64-bit off
 		return ret;                                                                \
 	}
 
-#define WRAP_OPTIONAL_RW(name, params, args, after)                                        \
+/*
+ * preadv2 and pwritev2 (@write: which). A low thread's call is gated whole, except with
+ * RWF_NOWAIT: a caller that asked not to block must not wait at the gate.
+ */
+#define WRAP_OPTIONAL_RW(name, params, args, write, after)                                 \
+	WRAP_OPTIONAL_RW_VIA(name, params, args, OPTIONAL_GATED(write, fn args), after)
+#define OPTIONAL_GATED(write, call) ((flags & RWF_NOWAIT) ? (call) : ADAPTIVE_GATED(fd, write, call))
+
+/* @call does the I/O through fn, the real function found at run time. */
+#define WRAP_OPTIONAL_RW_VIA(name, params, args, call, after)                              \
 	EXPORT ssize_t name params                                                         \
 	{                                                                                  \
 		ssize_t(*fn) params = REAL(name);                                          \
@@ -86,32 +96,50 @@ _Static_assert(sizeof(off_t) == 8, "the 64-bit aliases below assume a 64-bit off
 		if (unlikely(in_shim))                                                     \
 			return fn args;                                                    \
 		shim_io_prologue();                                                        \
-		ret = fn args;                                                             \
+		ret = call;                                                                \
 		after;                                                                     \
 		return ret;                                                                \
 	}
 
 #define ALIAS(name, target) __typeof__(target) name __attribute__((alias(#target), visibility("default")));
 
-WRAP_READ(read, (int fd, void *buf, size_t n), (fd, buf, n), fd)
+/*
+ * With a target, a high thread's reads are timed (ADAPTIVE_TIMED_READ) and a low thread's
+ * I/O passes the gate (adaptive_read and the rest, ADAPTIVE_GATED); each is a no-op for the
+ * other kind of thread.
+ */
+WRAP_READ_VIA(read, (int fd, void *buf, size_t n), (fd, buf, n), fd,
+	      ADAPTIVE_TIMED_READ(fd, unlikely(adaptive_on) ? adaptive_read(fd, buf, n)
+							: REAL(read)(fd, buf, n)))
 WRAP_READ_VIA(pread, (int fd, void *buf, size_t n, off_t off), (fd, buf, n, off), fd,
 	      unlikely(adaptive_on) ? adaptive_pread(fd, buf, n, off) : REAL(pread)(fd, buf, n, off))
 WRAP_WRITE_VIA(pwrite, (int fd, const void *buf, size_t n, off_t off), (fd, buf, n, off), fd,
 	       ret > 0 ? off + ret : -1,
 	       unlikely(adaptive_on) ? adaptive_pwrite(fd, buf, n, off) : REAL(pwrite)(fd, buf, n, off))
-WRAP_READ(readv, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt), fd)
-WRAP_WRITE(writev, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt), fd, -1)
-WRAP_READ(preadv, (int fd, const struct iovec *iov, int cnt, off_t off), (fd, iov, cnt, off), fd)
-WRAP_WRITE(pwritev, (int fd, const struct iovec *iov, int cnt, off_t off), (fd, iov, cnt, off),
-	   fd, ret > 0 ? off + ret : -1)
-WRAP_OPTIONAL_RW(preadv2, (int fd, const struct iovec *iov, int cnt, off_t off, int flags),
-		 (fd, iov, cnt, off, flags), low_paths_after_read(fd, ret))
+/* Vectored calls are gated whole, never cut (docs/adaptive.md says why). */
+WRAP_READ_VIA(readv, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt), fd,
+	      ADAPTIVE_TIMED_READ(fd, ADAPTIVE_GATED(fd, false, REAL(readv)(fd, iov, cnt))))
+WRAP_WRITE_VIA(writev, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt), fd, -1,
+	       ADAPTIVE_GATED(fd, true, REAL(writev)(fd, iov, cnt)))
+WRAP_READ_VIA(preadv, (int fd, const struct iovec *iov, int cnt, off_t off), (fd, iov, cnt, off),
+	      fd, ADAPTIVE_TIMED_READ(fd, ADAPTIVE_GATED(fd, false, REAL(preadv)(fd, iov, cnt, off))))
+WRAP_WRITE_VIA(pwritev, (int fd, const struct iovec *iov, int cnt, off_t off),
+	       (fd, iov, cnt, off), fd, ret > 0 ? off + ret : -1,
+	       ADAPTIVE_GATED(fd, true, REAL(pwritev)(fd, iov, cnt, off)))
+WRAP_OPTIONAL_RW_VIA(preadv2, (int fd, const struct iovec *iov, int cnt, off_t off, int flags),
+		     (fd, iov, cnt, off, flags),
+		     ADAPTIVE_TIMED_READ(fd, OPTIONAL_GATED(false, fn(fd, iov, cnt, off, flags))),
+		     low_paths_after_read(fd, ret))
 /* An offset of -1 means the file position, as for writev. */
 WRAP_OPTIONAL_RW(pwritev2, (int fd, const struct iovec *iov, int cnt, off_t off, int flags),
-		 (fd, iov, cnt, off, flags),
+		 (fd, iov, cnt, off, flags), true,
 		 low_paths_after_write(fd, ret, ret > 0 && off >= 0 ? off + ret : -1))
 /* _FORTIFY_SOURCE builds (all of Debian's) call these instead of read and pread. */
-WRAP_READ(__read_chk, (int fd, void *buf, size_t n, size_t buflen), (fd, buf, n, buflen), fd)
+/* Past the fortify check (n <= buflen; else the real one aborts), it is a read. */
+WRAP_READ_VIA(__read_chk, (int fd, void *buf, size_t n, size_t buflen), (fd, buf, n, buflen), fd,
+	      ADAPTIVE_TIMED_READ(fd, unlikely(adaptive_on) && n <= buflen
+					      ? adaptive_read(fd, buf, n)
+					      : REAL(__read_chk)(fd, buf, n, buflen)))
 /* Past the fortify check (n <= buflen; else the real one aborts), it is a pread. */
 WRAP_READ_VIA(__pread_chk, (int fd, void *buf, size_t n, off_t off, size_t buflen),
 	      (fd, buf, n, off, buflen), fd,
@@ -151,7 +179,7 @@ EXPORT ssize_t write(int fd, const void *buf, size_t n)
 	if (unlikely(in_shim))
 		return REAL(write)(fd, buf, n);
 	shim_io_prologue();
-	ret = REAL(write)(fd, buf, n);
+	ret = unlikely(adaptive_on) ? adaptive_write(fd, buf, n) : REAL(write)(fd, buf, n);
 	low_paths_after_write(fd, ret, -1);
 	if (unlikely(comm_fd_watched(fd)) && ret > 0) {
 		int saved = errno;

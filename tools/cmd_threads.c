@@ -35,6 +35,9 @@ static const char threads_help[] =
 	"(blkio on cgroup v1, the unified cgroup on v2) and that cgroup's weight ('-' when it\n"
 	"has none, as the root). On v1 low threads can sit in iotier-low.PID on their own; on\n"
 	"v2 every thread of a process shares one cgroup, so the column is the same for all.\n"
+	"A process under a target (--target) first shows its adaptive controller: target,\n"
+	"baseline and bound, level, cap, chunk, the low tier's rate, the share of the last\n"
+	"window's reads over the bound, the time held, and the tree root that owns it.\n"
 	"Names are shown with visible escapes (\\n, \\e, \\xNN, as bash's $'...'): a thread\n"
 	"chooses its own name, and it must not reach the terminal as control characters.\n"
 	"\n"
@@ -44,7 +47,7 @@ static const char threads_help[] =
 	"exit status: 0 listed; 1 no such process; 2 bad usage; 3 the threads are listed but\n"
 	"iotier's state in the process could not be read, so whether and how iotier tagged\n"
 	"them is unknown (without root or ptrace access to the process, or a table of another\n"
-	"iotier version).\n"
+	"iotier version), or its adaptive controller could not be read.\n"
 	"\n"
 	"examples:\n"
 	"  iotier threads $(pidof db_bench)\n"
@@ -60,31 +63,6 @@ int threads_report_json(FILE *out, const struct threads_report *r)
 	return -1;
 }
 #endif
-
-/*
- * Find the shim's table in @pid's address space: 0 with its address in @addr, -ENOENT when
- * the process maps none, or -errno when its maps cannot be read (as another user: EACCES).
- */
-static int find_table(pid_t pid, uint64_t *addr)
-{
-	char path[64], line[512];
-	int ret = -ENOENT;
-	FILE *maps;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	maps = fopen(path, "r");
-	if (!maps)
-		return -errno;
-	while (fgets(line, sizeof(line), maps))
-		if (strstr(line, "/memfd:" STATE_TABLE_NAME) && sscanf(line, "%" SCNx64, addr) == 1) {
-			ret = 0;
-			break;
-		}
-	if (ret && ferror(maps))
-		ret = -EIO;
-	fclose(maps);
-	return ret;
-}
 
 /* Why the state could not be read, for THREADS_UNKNOWN. */
 static const char *unreadable(int err, const char *what)
@@ -112,7 +90,8 @@ static struct state_table *read_table(struct threads_report *r)
 	char path[64];
 	size_t used;
 	ssize_t n;
-	int fd, err = find_table(r->pid, &addr);
+	uint64_t len;
+	int fd, err = threads_find_memfd(r->pid, STATE_TABLE_NAME, &addr, &len);
 
 	r->state = THREADS_UNKNOWN;
 	if (err == -ENOENT) {
@@ -280,6 +259,7 @@ static void print_text(const struct threads_report *r)
 		       tier_name(r->header.process_tier));
 	else
 		printf("pid %d: %s\n", (int)r->pid, r->why);
+	threads_print_adaptive(stdout, r);
 	printf("%8s  %-16s %-5s %-9s %-7s %-6s %s\n", "TID", "NAME", "TIER", "BY", "IOPRIO",
 	       "WEIGHT", "CGROUP");
 	for (size_t i = 0; i < r->n; i++) {
@@ -344,6 +324,7 @@ static int threads_main(int argc, char **argv)
 		return 1;
 	}
 	table = read_table(&r);
+	threads_read_adaptive(&r);
 	r.rows = calloc(count ? count : 1, sizeof(*r.rows));
 	if (!r.rows) {
 		error_line("threads", "out of memory");
@@ -358,7 +339,8 @@ static int threads_main(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
-	ret = r.state == THREADS_UNKNOWN ? EXIT_CANNOT_TELL : 0;
+	ret = r.state == THREADS_UNKNOWN || r.adaptive_state == ADAPTIVE_UNREADABLE ?
+	      EXIT_CANNOT_TELL : 0;
 out:
 	free(r.rows);
 	free(table);

@@ -6,6 +6,7 @@
  */
 #include <jansson.h>
 
+#include "adaptive.h"
 #include "json_text.h"
 #include "rules.h"
 #include "threads_report.h"
@@ -67,6 +68,34 @@ static int set_header(json_t *root, const struct threads_report *r)
 	return bad ? -1 : 0;
 }
 
+static json_t *limit(uint64_t v, const char *zero)
+{
+	return v == ADAPTIVE_UNLIMITED ? json_string("unlimited") :
+	       v == 0 && zero ? json_string(zero) : json_integer((json_int_t)v);
+}
+
+/* The controller (docs/threads-json.md); NULL when out of memory. */
+static json_t *adaptive_json(const struct adaptive_view *v)
+{
+	char target[64];
+
+	adaptive_target_format(&v->target, target, sizeof(target));
+	return json_pack("{s:s, s:I, s:o, s:o, s:I, s:I, s:o, s:o, s:b, s:I, s:f, s:f, "
+			 "s:I, s:I, s:I, s:I, s:I}",
+			 "target", target, "creator_pid", (json_int_t)v->creator_pid,
+			 "baseline_ns", v->target.relative && v->baseline_ns ?
+			 json_integer((json_int_t)v->baseline_ns) : json_null(),
+			 "bound_ns", v->bound_ns ? json_integer((json_int_t)v->bound_ns) : json_null(),
+			 "level", (json_int_t)v->level, "level_full", (json_int_t)v->level_full,
+			 "cap", limit(v->cap, "held"), "chunk_bytes", limit(v->chunk, NULL),
+			 "probing", (int)v->probing, "low_rate_bytes", (json_int_t)v->rate,
+			 "miss_ratio", (double)v->miss_permille / 1000,
+			 "held_seconds", (double)v->held_ns / 1e9, "windows", (json_int_t)v->windows,
+			 "misses", (json_int_t)v->misses, "probes", (json_int_t)v->probes,
+			 "floor_lifts", (json_int_t)v->floor_lifts,
+			 "debt_lifts", (json_int_t)v->debt_lifts);
+}
+
 int threads_report_json(FILE *out, const struct threads_report *r)
 {
 	json_t *root = json_object(), *threads = json_array();
@@ -79,6 +108,11 @@ int threads_report_json(FILE *out, const struct threads_report *r)
 		bad |= json_object_set_new(root, "pid", json_integer(r->pid));
 		bad |= json_object_set_new(root, "iotier", json_string(state_names[r->state]));
 		bad |= set_header(root, r);
+		bad |= json_object_set_new(root, "adaptive", r->adaptive_state == ADAPTIVE_READ ?
+					   adaptive_json(&r->adaptive) : json_null());
+		bad |= json_object_set_new(root, "adaptive_why", r->adaptive_state ==
+					   ADAPTIVE_UNREADABLE ? json_string(r->adaptive_why) :
+					   json_null());
 		bad |= json_object_set_new(root, "threads", threads);
 		threads = NULL;
 	}

@@ -8,9 +8,11 @@
 #define IOTIER_THREADS_REPORT_H
 
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "adaptive_view.h"
 #include "state_table.h"
 
 /* Exit status when iotier's state in the process cannot be read (see threads_help). */
@@ -38,9 +40,24 @@ struct threads_report {
 	enum threads_state state;
 	const char *why;      /* for THREADS_NOT_LOADED and THREADS_UNKNOWN */
 	struct state_header header; /* valid when THREADS_ACTIVE */
+	/* The adaptive controller (threads_adaptive.c): none, read, or why it could not be. */
+	enum { ADAPTIVE_NONE, ADAPTIVE_READ, ADAPTIVE_UNREADABLE } adaptive_state;
+	struct adaptive_view adaptive;
+	const char *adaptive_why;
 	size_t n;
 	struct thread_row *rows;
 };
+
+/*
+ * Find the memfd mapping /memfd:@name in @pid's maps: 0 with its start and length, -ENOENT
+ * when there is none, or -errno when the maps cannot be read (as another user: EACCES).
+ */
+int threads_find_memfd(pid_t pid, const char *name, uint64_t *addr, uint64_t *len);
+
+/* Read the adaptive controller of r->pid, if it has one, into r->adaptive*. */
+void threads_read_adaptive(struct threads_report *r);
+/* Its lines of the text output; nothing for a process without a target. */
+void threads_print_adaptive(FILE *out, const struct threads_report *r);
 
 /* Write @r as one JSON document (docs/threads-json.md); 0, or -1 when out of memory. */
 int threads_report_json(FILE *out, const struct threads_report *r);

@@ -108,8 +108,11 @@ expect_usage_error "IOTIER_TARGET: bad target 'read.p99<=2': bad unit in '2'" ru
 expect_usage_error "IOTIER_TARGET: bad target 'read.p99<=1x': factor '1x' is outside" run --target 'read.p99<=1x' -- "${touch_cmd[@]}"
 IOTIER_TARGET='write.p99<=2ms' expect_usage_error "unknown metric 'write.p99'" run -- "${touch_cmd[@]}"
 expect_usage_error "IOTIER_LOW_MIN_RATE: bad size '8Q'" run --low-min-rate 8Q -- "${touch_cmd[@]}"
-out=$("$iotier" run --target 'read.p99<=1.5ms' --low-min-rate 8M -- env)
-for want in 'IOTIER_TARGET=read.p99<=1.5ms' IOTIER_LOW_MIN_RATE=8M; do
+expect_usage_error "IOTIER_DEBT_LOG: bad glob '*/LOG[': '[' at offset 5 is never closed" run --debt-log '*/LOG[' -- "${touch_cmd[@]}"
+expect_usage_error "IOTIER_DEBT_LOG: bad glob '/db/': ends in '/'" run --debt-log /db/ -- "${touch_cmd[@]}"
+IOTIER_DEBT_LOG='x[' expect_usage_error "IOTIER_DEBT_LOG: bad glob 'x['" run -- "${touch_cmd[@]}"
+out=$("$iotier" run --target 'read.p99<=1.5ms' --low-min-rate 8M --debt-log '*/LOG' -- env)
+for want in 'IOTIER_TARGET=read.p99<=1.5ms' IOTIER_LOW_MIN_RATE=8M 'IOTIER_DEBT_LOG=*/LOG'; do
   grep -qxF -- "$want" <<< "$out" || { echo "FAIL: run does not pass $want"; fail=1; }
 done
 out=$("$iotier" run --writeback 2M --writeback-strict --drop-behind '*.log' --drop-behind '*/wal/*' --low-rate 20M -- env)

@@ -67,6 +67,7 @@ expect_exact "iotier " "$commands help --help --version"
 expect_exact "iotier th" "threads"
 expect_exact "iotier help r" "run"
 expect_exact "iotier run --lo" "--low --low-class --low-min-rate --low-rate --log"
+expect_exact "iotier run --de" "--debt-log"
 expect_exact "iotier run --writeback" "--writeback --writeback-strict"
 expect_exact "iotier run --low-class " "idle be:0 be:1 be:2 be:3 be:4 be:5 be:6 be:7"
 # After 'be:' bash replaces only the part after the colon.

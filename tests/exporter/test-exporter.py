@@ -196,6 +196,36 @@ def state_files(state):
     return sorted(f for f in os.listdir(state) if f.endswith(".state"))
 
 
+def check_adaptive(r, lib, state, url):
+    """A process under a target: its controller as iotier_adaptive_*{pid=ROOT}, in both
+    formats, promtool clean; processes without one have no such series."""
+    aim = shim_run(r, lib, state, ["env", "IOTIER_TARGET=read.p99<=1.5ms", "sleep", "60"])
+    rig.wait_for("the target's state file", lambda: f"{aim.pid}.state" in state_files(state), timeout=30)
+    body = http_get(url)[2]
+    s = parse(body)
+    pid = str(aim.pid)
+    expect(value(s, "iotier_adaptive_info", pid=pid, target="read.p99<=1500us") == 1,
+           "no iotier_adaptive_info for the target's process")
+    expect(value(s, "iotier_adaptive_target_seconds", pid=pid) == 0.0015, "target_seconds")
+    expect(value(s, "iotier_adaptive_level", pid=pid) == 12, "level, want 12 (full)")
+    expect(value(s, "iotier_adaptive_cap", pid=pid) == float("inf"), "cap, want +Inf")
+    expect(value(s, "iotier_adaptive_chunk_bytes", pid=pid) == float("inf"), "chunk, want +Inf")
+    for name in ("windows", "misses", "probes", "floor_lifts", "debt_lifts", "held_seconds"):
+        expect(value(s, f"iotier_adaptive_{name}_total", pid=pid) == 0, f"{name}_total, want 0")
+    expect(value(s, "iotier_adaptive_baseline_seconds", pid=pid) is None,
+           "an absolute target has no baseline series")
+    others = [n for n, l, _ in s if n.startswith("iotier_adaptive_") and l.get("pid") != pid]
+    expect(not others, f"adaptive series of processes without a target: {others}")
+    promtool_check(body)
+    status, ctype, om = http_get(url, accept=OM)
+    expect(status == 200 and om.endswith("# EOF\n"), "OM scrape")
+    expect("# TYPE iotier_adaptive_windows counter" in om and
+           f'iotier_adaptive_windows_total{{pid="{pid}"}} 0' in om, "OM: adaptive counter family")
+    expect("# UNIT iotier_adaptive_held_seconds seconds" in om, "OM: held_seconds unit")
+    aim.terminate()
+    aim.wait()
+
+
 def mode_shim(iotier, lib):
     rig.need_root()
     with rig.Rig("shim") as r:
@@ -231,6 +261,8 @@ def mode_shim(iotier, lib):
         expect(f"{dead.pid}.state" not in state_files(state), "dead process's file not removed")
         series = [n for n, _, _ in s if n.startswith("iotier_shim_")]
         expect(len(series) <= 13, f"shim series unbounded: {len(series)}")
+
+        check_adaptive(r, lib, state, url)
 
         # A process that exits removes its own file.
         ends = shim_run(r, lib, state, ["sh", "-c", "exit 0"])

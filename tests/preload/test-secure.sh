@@ -64,6 +64,9 @@ run secure-high 1 "${high[@]}"
 [ -z "$err" ] || fail "secure: the shim printed something without IOTIER_LOG=debug"
 run secure-low 1 "${low[@]}"
 [[ $out == *"low_cgroup=0" ]] || fail "secure: the process was put in a cgroup"
+# An inherited adaptive region is an IOTIER_* setting too: not looked at, not warned about.
+run secure-tree 1 "${low[@]}" IOTIER_TARGET='read.p99<=1ms' IOTIER_ADAPTIVE_FD=0
+[ -z "$err" ] || fail "secure: the shim looked at IOTIER_ADAPTIVE_FD"
 run secure-debug 1 "${low[@]}" IOTIER_LOG=debug
 [ "$(printf '%s\n' "$err" | grep -c .)" = 1 ] && [[ $err == *"secure mode"* ]] ||
   fail "secure: IOTIER_LOG=debug should give exactly one line about secure mode"

@@ -469,6 +469,15 @@ static int scenario_bad_config(const char *self)
 	       "'read.p99<=2': bad unit in '2'"), "bad target: exit %d, stderr: %s", ret, err);
 	unsetenv("IOTIER_TARGET");
 
+	setenv("IOTIER_TARGET", "read.p99<=2x", 1);
+	setenv("IOTIER_DEBT_LOG", "*/LOG[", 1);
+	ret = run_capturing_stderr(self, "untouched", err, sizeof(err));
+	EXPECT(ret == 0 && count_lines(err) == 1 && strstr(err, "IOTIER_DEBT_LOG: bad glob "
+	       "'*/LOG[': '[' at offset 5 is never closed"), "bad debt log: exit %d, stderr: %s",
+	       ret, err);
+	unsetenv("IOTIER_DEBT_LOG");
+	unsetenv("IOTIER_TARGET");
+
 	setenv("IOTIER_CONFIG", "/nonexistent/iotier.conf", 1);
 	ret = run_capturing_stderr(self, "untouched", err, sizeof(err));
 	EXPECT(ret == 0 && count_lines(err) == 1 && strstr(err, "/nonexistent/iotier.conf"),

@@ -3,14 +3,15 @@
 # Description: the frontier of bench/frontier.py, on made-up points: dominated points and
 # points above the hull are left out, the hull runs left to right, ties and a single point
 # are handled, the SVG draws every point and the hull, and report.py's summary is read
-# with compaction and P99 taken relative to untagged and alone.
+# with compaction and P99 taken relative to untagged and alone. The adaptive variants are
+# drawn as their own points and never make the static hull.
 # Usage: test-frontier.py BENCH_DIR
 import os
 import sys
 import unittest
 
 sys.path.insert(0, sys.argv.pop(1))
-from frontier import frontier, points_from_summary, svg  # noqa: E402
+from frontier import frontier, pareto, points_from_summary, static, svg  # noqa: E402
 
 
 class Frontier(unittest.TestCase):
@@ -38,6 +39,23 @@ class Frontier(unittest.TestCase):
         self.assertTrue(out.startswith("<svg"))
         self.assertEqual(out.count("<circle"), 3)
         self.assertEqual(out.count("<polyline"), 1)
+
+    def test_adaptive_not_on_static_hull(self):
+        # the adaptive point beats every static one; the static hull must not bend to it
+        pts = [(0.1, 1.2, "low-rate-8"), (0.8, 1.5, "rocksdb-prio"), (1.0, 5.0, "untagged"),
+               (0.6, 1.1, "adaptive"), (0.9, 1.4, "adaptive-3")]
+        self.assertEqual([p[2] for p in static(pts)], ["low-rate-8", "rocksdb-prio", "untagged"])
+        hull = frontier(static(pts))
+        self.assertEqual([p[2] for p in hull], ["low-rate-8", "rocksdb-prio", "untagged"])
+        out = svg(pts, hull)
+        # static points are circles, adaptive ones diamonds
+        self.assertEqual(out.count("<circle"), 3)
+        self.assertEqual(out.count('class="adaptive"'), 2)
+        self.assertIn(">adaptive-3<", out)
+
+    def test_pareto(self):
+        pts = [(0.2, 1.5, "a"), (0.5, 3.0, "b"), (0.4, 4.0, "dominated"), (0.2, 1.5, "same")]
+        self.assertEqual([p[:2] for p in pareto(pts)], [(0.2, 1.5), (0.5, 3.0)])
 
     def test_summary(self):
         summary = {"summary": {

@@ -13,6 +13,7 @@
 
 #include "adaptive_region.h"
 #include "check_main.h"
+#include "region_fixture.h"
 
 #define MS 1000000ull
 #define SLOW (5 * MS) /* over the 1 ms target */
@@ -30,15 +31,8 @@ static uint64_t monotonic_ns(void)
 
 static void setup(void)
 {
-	struct adaptive_params p;
-	struct adaptive_target t;
-	char err[128];
-
-	adaptive_params_default(&p);
-	ck_assert_int_eq(adaptive_target_parse("read.p99<=1ms", &t, err, sizeof(err)), 0);
 	t0 = monotonic_ns();
-	r = adaptive_region_create(&p, &t, t0);
-	ck_assert_ptr_nonnull(r);
+	r = region_fixture("read.p99<=1ms", t0);
 }
 
 static void teardown(void)
@@ -109,8 +103,9 @@ START_TEST(test_shared_across_fork)
 	ck_assert_uint_eq(r->ctl.level, ADAPTIVE_LEVEL_FULL - 2);
 	ck_assert_uint_eq(atomic_load(&r->gate.cap), 8);
 	ck_assert_uint_eq(atomic_load(&r->level_changes), 2);
-	for (uint32_t i = 0; i < HIST_NR_BUCKETS; i++)
-		ck_assert_uint_eq(atomic_load(&r->hist[i]), 0); /* each window starts empty */
+	for (uint32_t s = 0; s < ADAPTIVE_HIST_SLOTS; s++)
+		for (uint32_t i = 0; i < HIST_NR_BUCKETS; i++) /* each window starts empty */
+			ck_assert_uint_eq(atomic_load(&r->hist[s].count[i]), 0);
 }
 END_TEST
 
@@ -174,6 +169,28 @@ START_TEST(test_low_counters_reach_controller)
 }
 END_TEST
 
+/*
+ * Reads noted on different CPUs land in different slots; the step sees them as one window:
+ * 150 slow reads in each of two slots are a window of 300 with all of them over the target
+ * (a miss), where either slot alone would be too few reads to judge.
+ */
+START_TEST(test_slots_summed_per_window)
+{
+	uint64_t deadline = atomic_load(&r->deadline_ns);
+
+	for (int i = 0; i < 150; i++) {
+		adaptive_region_note_read_at(r, 3, SLOW);
+		adaptive_region_note_read_at(r, 3 + ADAPTIVE_HIST_SLOTS + 1, SLOW); /* wraps to 4 */
+	}
+	ck_assert_uint_eq(atomic_load(&r->hist[4].count[hist_bucket(SLOW)]), 150);
+	ck_assert_int_eq(step_at(deadline), 1);
+	ck_assert_uint_eq(adaptive_hist_count(r->window.hist), 300);
+	ck_assert_uint_eq(r->ctl.level, ADAPTIVE_LEVEL_FULL - 1);
+	ck_assert_uint_eq(atomic_load(&r->hist[3].count[hist_bucket(SLOW)]), 0);
+	ck_assert_uint_eq(atomic_load(&r->hist[4].count[hist_bucket(SLOW)]), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("adaptive-region");
@@ -186,6 +203,7 @@ int main(void)
 	tcase_add_test(tc, test_one_step_per_window);
 	tcase_add_test(tc, test_low_counters_reach_controller);
 	tcase_add_test(tc, test_dead_stepper_taken_over);
+	tcase_add_test(tc, test_slots_summed_per_window);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }

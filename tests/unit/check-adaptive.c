@@ -189,14 +189,14 @@ START_TEST(test_held_without_floor_never_with)
 END_TEST
 
 /* Hand-made windows: @reads reads at @lat_ns each, closed at the controller's deadline. */
-static void feed(uint64_t lat_ns, uint32_t reads, bool debt)
+static void feed(uint64_t lat_ns, uint32_t reads, enum adaptive_debt debt)
 {
 	static struct adaptive_window w;
 
 	memset(&w, 0, sizeof(w));
 	w.hist[hist_bucket(lat_ns)] = reads;
 	w.low_limited = 1;
-	w.debt = debt;
+	w.debt = (uint8_t)debt;
 	now = c.deadline_ns;
 	adaptive_step(&c, now, &w);
 }
@@ -209,7 +209,7 @@ static void start_and_miss(int n)
 {
 	start("read.p99<=1ms");
 	for (int i = 0; i < n; i++)
-		feed(BAD, 300, false);
+		feed(BAD, 300, ADAPTIVE_DEBT_NONE);
 	ck_assert_uint_eq(c.level, n < ADAPTIVE_LEVEL_FULL ? ADAPTIVE_LEVEL_FULL - (uint32_t)n : 0);
 }
 
@@ -219,7 +219,7 @@ static unsigned windows_to_climb(void)
 	unsigned n = 0;
 
 	while (c.level == level && n < 1000) {
-		feed(GOOD, 300, false);
+		feed(GOOD, 300, ADAPTIVE_DEBT_NONE);
 		n++;
 	}
 	ck_assert_uint_eq(c.level, level + 1);
@@ -230,25 +230,25 @@ START_TEST(test_cut_and_hysteresis)
 {
 	start("read.p99<=1ms");
 	ck_assert_uint_eq(c.deadline_ns - c.window_start_ns, 100 * MS);
-	feed(BAD, 300, false);
+	feed(BAD, 300, ADAPTIVE_DEBT_NONE);
 	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL - 1);
 	ck_assert_uint_eq(c.miss_permille, 1000);
-	feed(BAD, 300, false);
+	feed(BAD, 300, ADAPTIVE_DEBT_NONE);
 	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL - 2);
 	/* Back to the level that missed last: 4 x 4 windows; past it, the normal 4. */
 	ck_assert_uint_eq(windows_to_climb(), 16);
 	ck_assert_uint_eq(windows_to_climb(), 4);
 	/* Missing again at the same level doubles the wait each time. */
-	feed(BAD, 300, false);
+	feed(BAD, 300, ADAPTIVE_DEBT_NONE);
 	ck_assert_uint_eq(windows_to_climb(), 16);
-	feed(BAD, 300, false);
+	feed(BAD, 300, ADAPTIVE_DEBT_NONE);
 	ck_assert_uint_eq(windows_to_climb(), 32);
 	/* One stray slow read in a good streak does not stop the climb. */
-	feed(BAD, 300, false);
+	feed(BAD, 300, ADAPTIVE_DEBT_NONE);
 	for (int i = 0; i < 63; i++)
-		feed(GOOD, 300, false);
-	feed(BAD, 1, false); /* 1 of 301: under the 1% a miss needs */
-	feed(GOOD, 299, false);
+		feed(GOOD, 300, ADAPTIVE_DEBT_NONE);
+	feed(BAD, 1, ADAPTIVE_DEBT_NONE); /* 1 of 301: under the 1% a miss needs */
+	feed(GOOD, 299, ADAPTIVE_DEBT_NONE);
 	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL);
 }
 END_TEST
@@ -257,10 +257,10 @@ START_TEST(test_min_samples_and_window)
 {
 	start("read.p99<=10ms");
 	ck_assert_uint_eq(c.deadline_ns - c.window_start_ns, 160 * MS); /* 16 x target */
-	feed(BAD * 4, 10, false); /* too few reads for a P99: wait for more */
+	feed(BAD * 4, 10, ADAPTIVE_DEBT_NONE); /* too few reads for a P99: wait for more */
 	ck_assert_uint_eq(c.windows, 0);
 	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL);
-	feed(BAD * 4, 190, false); /* 200 in all: judged, a miss */
+	feed(BAD * 4, 190, ADAPTIVE_DEBT_NONE); /* 200 in all: judged, a miss */
 	ck_assert_uint_eq(c.windows, 1);
 	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL - 1);
 }
@@ -269,23 +269,79 @@ END_TEST
 START_TEST(test_idle_release_and_resume)
 {
 	start_and_miss(7);
-	feed(0, 0, false);
+	feed(0, 0, ADAPTIVE_DEBT_NONE);
 	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL - 7);
-	feed(0, 0, false);
+	feed(0, 0, ADAPTIVE_DEBT_NONE);
 	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL);
-	feed(BAD, 300, false);
+	feed(BAD, 300, ADAPTIVE_DEBT_NONE);
 	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL - 7);
 }
 END_TEST
 
+/* A slowdown: one level up a window, whatever the reads say. */
 START_TEST(test_debt_relaxes)
 {
 	start_and_miss(20);
 	for (int i = 1; i <= 3; i++) {
-		feed(BAD, 300, true);
+		feed(BAD, 300, ADAPTIVE_DEBT_SLOW);
 		ck_assert_uint_eq(c.level, (uint32_t)i);
 	}
 	ck_assert_uint_eq(c.debt_lifts, 3);
+}
+END_TEST
+
+/* A stop: straight to full, and kept there while the stop lasts despite missed windows. */
+START_TEST(test_debt_stop_goes_full)
+{
+	start_and_miss(9);
+	feed(BAD, 300, ADAPTIVE_DEBT_STOP);
+	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL);
+	ck_assert_uint_eq(c.cap, ADAPTIVE_UNLIMITED);
+	feed(BAD, 300, ADAPTIVE_DEBT_STOP);
+	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL);
+	ck_assert_uint_eq(c.debt_lifts, 2);
+	ck_assert_uint_eq(c.misses, 9);
+}
+END_TEST
+
+/*
+ * After the debt, the first miss returns to one level above where the debt began, not one
+ * level down from where the debt took the tier; a level met for a streak forgets that.
+ */
+START_TEST(test_debt_then_resume)
+{
+	start_and_miss(9); /* level 3 */
+	feed(BAD, 300, ADAPTIVE_DEBT_STOP);
+	feed(BAD, 300, ADAPTIVE_DEBT_SLOW); /* the same debt: it began at 3 */
+	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL);
+	feed(BAD, 300, ADAPTIVE_DEBT_NONE);
+	ck_assert_uint_eq(c.level, 4);
+	/* A new slowdown from 4 climbs to 6; a met streak there, then a miss: one step. */
+	feed(BAD, 300, ADAPTIVE_DEBT_SLOW);
+	feed(BAD, 300, ADAPTIVE_DEBT_SLOW);
+	ck_assert_uint_eq(c.level, 6);
+	windows_to_climb();
+	feed(BAD, 300, ADAPTIVE_DEBT_NONE);
+	ck_assert_uint_eq(c.level, 6);
+}
+END_TEST
+
+/* A probe holds the low tier: debt ends it at once, and no probe starts during debt. */
+START_TEST(test_debt_ends_probe)
+{
+	start("read.p99<=2x");
+	for (int i = 0; i < 1000 && c.phase == PHASE_RUN; i++)
+		feed(600000, 300, ADAPTIVE_DEBT_NONE);
+	ck_assert_int_eq(c.phase, PHASE_PROBE_DRAIN);
+	ck_assert_uint_eq(c.cap, 0);
+	feed(600000, 300, ADAPTIVE_DEBT_SLOW);
+	ck_assert_int_eq(c.phase, PHASE_RUN);
+	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL);
+	ck_assert_uint_eq(c.debt_lifts, 1);
+	for (int i = 0; i < 200; i++) /* 20 s of debt: no probe */
+		feed(600000, 300, ADAPTIVE_DEBT_SLOW);
+	ck_assert_int_eq(c.phase, PHASE_RUN);
+	ck_assert_uint_eq(c.probes, 1);
 }
 END_TEST
 
@@ -293,12 +349,12 @@ END_TEST
 static void probe_with(uint64_t probe_ns)
 {
 	for (int i = 0; i < 1000 && c.phase == PHASE_RUN; i++)
-		feed(600000, 300, false);
+		feed(600000, 300, ADAPTIVE_DEBT_NONE);
 	ck_assert_int_eq(c.phase, PHASE_PROBE_DRAIN);
 	ck_assert_uint_eq(c.cap, 0);
-	feed(3 * MS, 50, false); /* still behind the low tier's last I/O: ignored */
+	feed(3 * MS, 50, ADAPTIVE_DEBT_NONE); /* still behind the low tier's last I/O: ignored */
 	ck_assert_int_eq(c.phase, PHASE_PROBE_MEASURE);
-	feed(probe_ns, 500, false);
+	feed(probe_ns, 500, ADAPTIVE_DEBT_NONE);
 	ck_assert_int_eq(c.phase, PHASE_RUN);
 }
 
@@ -336,21 +392,21 @@ END_TEST
 START_TEST(test_probe_needs_reads)
 {
 	start("read.p99<=2x");
-	feed(600000, 300, false);
+	feed(600000, 300, ADAPTIVE_DEBT_NONE);
 	ck_assert_int_eq(c.phase, PHASE_PROBE_DRAIN);
-	feed(0, 0, false);
+	feed(0, 0, ADAPTIVE_DEBT_NONE);
 	for (int i = 0; i < 8 && c.phase == PHASE_PROBE_MEASURE; i++)
-		feed(400000, 2, false); /* a reader this slow cannot give a baseline */
+		feed(400000, 2, ADAPTIVE_DEBT_NONE); /* a reader this slow cannot give a baseline */
 	ck_assert_int_eq(c.phase, PHASE_RUN);
 	ck_assert_uint_eq(c.baseline_ns, 0);
 	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL);
 	ck_assert_uint_eq(c.next_probe_ns, now + params.probe_retry_ns);
 	/* A slow reader, 20 reads per window: the probe waits for enough of them. */
 	while (c.phase == PHASE_RUN)
-		feed(600000, 300, false);
-	feed(0, 0, false);
+		feed(600000, 300, ADAPTIVE_DEBT_NONE);
+	feed(0, 0, ADAPTIVE_DEBT_NONE);
 	while (c.phase == PHASE_PROBE_MEASURE)
-		feed(400000, 20, false);
+		feed(400000, 20, ADAPTIVE_DEBT_NONE);
 	assert_baseline_near(400000);
 	ck_assert_uint_le(c.held_ns, params.probe_drain_ns + 4 * params.probe_measure_ns +
 			  params.probe_drain_ns + 4 * params.probe_measure_ns);
@@ -396,6 +452,9 @@ int main(void)
 	tcase_add_test(rules, test_min_samples_and_window);
 	tcase_add_test(rules, test_idle_release_and_resume);
 	tcase_add_test(rules, test_debt_relaxes);
+	tcase_add_test(rules, test_debt_stop_goes_full);
+	tcase_add_test(rules, test_debt_then_resume);
+	tcase_add_test(rules, test_debt_ends_probe);
 	tcase_add_test(rules, test_baseline_survives_noise);
 	tcase_add_test(rules, test_probe_needs_reads);
 	tcase_add_test(rules, test_hist_helpers);

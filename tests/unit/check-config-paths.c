@@ -5,6 +5,7 @@
  * suffixes, the file form, glob matching, and the exact error line for every bad form.
  */
 #include <check.h>
+#include <linux/ioprio.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,6 +165,31 @@ START_TEST(test_file_form)
 }
 END_TEST
 
+/* Under a target the low class is be:7 unless one is given (docs/adaptive.md). */
+START_TEST(test_target_low_class)
+{
+	const int idle = IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0);
+
+	ck_assert_int_eq(config_load(&cfg, lookup, NULL, NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(cfg.low_ioprio, idle);
+	ck_assert_int_eq(load1("IOTIER_TARGET", "read.p99<=2x"), 0);
+	ck_assert_int_eq(cfg.low_ioprio, IOPRIO_PRIO_VALUE(IOPRIO_CLASS_BE, 7));
+	env_keys[1] = "IOTIER_LOW_CLASS";
+	env_values[1] = "idle";
+	ck_assert_int_eq(config_load(&cfg, lookup, NULL, NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(cfg.low_ioprio, idle);
+	env_values[1] = "be:3";
+	ck_assert_int_eq(config_load(&cfg, lookup, NULL, "IOTIER_TARGET=read.p99<=1ms\n", err,
+					 sizeof(err)), 0);
+	ck_assert_int_eq(cfg.low_ioprio, IOPRIO_PRIO_VALUE(IOPRIO_CLASS_BE, 3));
+	/* A class given in the file counts as given too. */
+	env_keys[1] = NULL;
+	ck_assert_int_eq(config_load(&cfg, lookup, NULL, "IOTIER_LOW_CLASS=idle\n", err,
+					 sizeof(err)), 0);
+	ck_assert_int_eq(cfg.low_ioprio, idle);
+}
+END_TEST
+
 START_TEST(test_drop_matching)
 {
 	ck_assert_int_eq(load1("IOTIER_DROP_BEHIND", "*.log,*/pg_wal/*"), 0);
@@ -188,6 +214,7 @@ static Suite *config_paths_suite(void)
 	tcase_add_test(parse, test_good_values);
 	tcase_add_test(parse, test_off);
 	tcase_add_test(parse, test_file_form);
+	tcase_add_test(parse, test_target_low_class);
 	suite_add_tcase(s, parse);
 
 	tcase_add_checked_fixture(errors, reset, NULL);

@@ -148,6 +148,7 @@ static void shim_metrics(FILE *out, bool om, const struct expo_shim_totals *t)
 	gauge(out, om, "iotier_shim_state_files_ignored",
 	      "State files skipped: their process is gone, or the file is not its owner's.",
 	      (double)t->ignored);
+	expo_adaptive_render(out, om, t, family);
 }
 
 static void self_metrics(FILE *out, bool om, const struct expo *e)

@@ -73,9 +73,14 @@ static int class_index(const char *name)
 }
 
 /* Add one file's counts into @t when it is well formed and from the live @pid. */
-static void add_file(struct expo_shim_totals *t, FILE *f, long pid, unsigned long long start)
+static void add_file(struct expo_shim_totals *t, FILE *f, long pid, unsigned long long start,
+		     uid_t owner)
 {
-	struct expo_shim_totals one = { 0 };
+	struct {
+		unsigned long process_tier[EXPO_SHIM_TIERS];
+		unsigned long threads[EXPO_SHIM_TIERS][EXPO_SHIM_CLASSES];
+	} one = { 0 };
+	struct adaptive_view adaptive = { 0 };
 	char line[128], tier[16], cls[16], magic[64];
 	unsigned long long fstart = 0;
 	unsigned long n;
@@ -84,7 +89,8 @@ static void add_file(struct expo_shim_totals *t, FILE *f, long pid, unsigned lon
 	if (!fgets(magic, sizeof(magic), f) || strcmp(magic, STATE_FILE_MAGIC "\n"))
 		goto bad;
 	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "pid %ld", &fpid) == 1 || sscanf(line, "starttime %llu", &fstart) == 1)
+		if (sscanf(line, "pid %ld", &fpid) == 1 || sscanf(line, "starttime %llu", &fstart) == 1 ||
+		    expo_adaptive_line(&adaptive, line))
 			continue;
 		if (sscanf(line, "process_tier %15s", tier) == 1) {
 			if (strcmp(tier, "untagged"))
@@ -105,6 +111,7 @@ static void add_file(struct expo_shim_totals *t, FILE *f, long pid, unsigned lon
 		for (int c = 0; c < EXPO_SHIM_CLASSES; c++)
 			t->threads[i][c] += one.threads[i][c];
 	}
+	expo_adaptive_add(t, &adaptive, owner);
 	return;
 bad:
 	t->ignored++;
@@ -136,7 +143,7 @@ static void scan_entry(struct expo_shim_totals *t, int dirfd, const char *name)
 		t->ignored++;
 		return;
 	}
-	add_file(t, f, pid, start);
+	add_file(t, f, pid, start, st.st_uid);
 	fclose(f);
 }
 

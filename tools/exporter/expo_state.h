@@ -12,7 +12,9 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/types.h>
 
+#include "adaptive_view.h"
 #include "expo.h"
 
 /* When a series first appeared: OpenMetrics' _created. */
@@ -25,11 +27,14 @@ struct expo_created {
 /* Totals over every state file the last scan read (expo_shim.c). */
 #define EXPO_SHIM_TIERS 2       /* low, high: untagged threads are not counted */
 #define EXPO_SHIM_CLASSES 4     /* none, rt, be, idle */
+#define EXPO_ADAPTIVE_MAX 64    /* controllers published at most: series stay bounded */
 struct expo_shim_totals {
 	unsigned long processes;
 	unsigned long process_tier[EXPO_SHIM_TIERS];
 	unsigned long threads[EXPO_SHIM_TIERS][EXPO_SHIM_CLASSES];
 	unsigned long ignored;  /* files of dead processes, or not the process owner's */
+	size_t nadaptive;       /* adaptive controllers, one per process tree under a target */
+	struct adaptive_view adaptive[EXPO_ADAPTIVE_MAX];
 };
 
 struct expo {
@@ -71,6 +76,15 @@ void expo_shim_scan(struct expo *e);
 /* Create the default state directory (mode 1733) if it is missing; never fails the run. */
 void expo_shim_prepare_dir(const char *dir);
 const char *expo_shim_dir(const struct expo_options *x);
+
+/*
+ * expo_adaptive.c: a state file's "adaptive_NAME N" line into @v (false: not one); the
+ * controller of a file that @owner owns into @t, the freshest per tree; their series.
+ */
+bool expo_adaptive_line(struct adaptive_view *v, const char *line);
+void expo_adaptive_add(struct expo_shim_totals *t, const struct adaptive_view *v, uid_t owner);
+void expo_adaptive_render(FILE *out, bool om, const struct expo_shim_totals *t,
+			  void (*family)(FILE *, bool, const char *, const char *, const char *));
 
 /* expo_http.c */
 struct expo_http;

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: MIT
+/*
+ * adaptive_low.c: the region pointer and the low side of the gate (see adaptive_low.h).
+ */
+#include "adaptive_low.h"
+
+#include "adaptive_region.h"
+#include "sys.h"
+
+struct adaptive_region *adaptive_on;
+
+pid_t adaptive_self_tid(void)
+{
+	struct state_slot *slot = self_slot;
+
+	return slot && slot->tid ? slot->tid : sys_gettid();
+}
+
+/* The pid is a syscall: it is read only while a cap is in force. */
+uint32_t adaptive_gate_enter(void)
+{
+	struct low_gate *gate = &adaptive_on->gate;
+
+	if (atomic_load_explicit(&gate->cap, memory_order_relaxed) == LOW_GATE_UNLIMITED)
+		return 0;
+	return low_gate_enter(gate, sys_getpid(), adaptive_self_tid());
+}
+
+uint32_t adaptive_push_chunk(void)
+{
+	struct adaptive_region *r = adaptive_on;
+
+	if (!r || atomic_load_explicit(&r->gate.cap, memory_order_relaxed) == LOW_GATE_UNLIMITED)
+		return 0;
+	return atomic_load_explicit(&r->chunk, memory_order_relaxed);
+}
+
+uint32_t adaptive_push_enter(void)
+{
+	atomic_fetch_add_explicit(&adaptive_on->pushes, 1, memory_order_relaxed);
+	return adaptive_gate_enter();
+}
+
+void adaptive_push_exit(uint32_t ticket)
+{
+	low_gate_exit(&adaptive_on->gate, ticket, 0);
+}

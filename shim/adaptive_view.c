@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+/*
+ * adaptive_view.c: the seqlock reader of the adaptive region (see adaptive_view.h). No
+ * allocation, no lock, no syscall of its own, little stack: the shim calls it while writing
+ * its state file, which may happen inside a signal handler.
+ */
+#include "adaptive_view.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+
+#include "adaptive_region.h"
+
+#define FIELD(name) { #name, offsetof(struct adaptive_view, name) }
+const struct adaptive_view_field adaptive_view_fields[ADAPTIVE_VIEW_NFIELDS] = {
+	FIELD(creator_pid), FIELD(baseline_ns), FIELD(bound_ns), FIELD(level), FIELD(level_full),
+	FIELD(cap), FIELD(chunk), FIELD(probing), FIELD(rate), FIELD(miss_permille),
+	FIELD(held_ns), FIELD(windows), FIELD(misses), FIELD(probes), FIELD(floor_lifts),
+	FIELD(debt_lifts),
+};
+#undef FIELD
+
+int adaptive_view_copy_local(void *ctx, size_t off, void *dst, size_t len)
+{
+	const volatile char *src = (const volatile char *)ctx + off;
+	char *out = dst;
+
+	/* A word in one load, so the sequence is never torn; the rest byte by byte. */
+	if (len == sizeof(uint32_t) && !((uintptr_t)src % sizeof(uint32_t)))
+		*(uint32_t *)dst = __atomic_load_n((const uint32_t *)src, __ATOMIC_RELAXED);
+	else if (len == sizeof(uint64_t) && !((uintptr_t)src % sizeof(uint64_t)))
+		*(uint64_t *)dst = __atomic_load_n((const uint64_t *)src, __ATOMIC_RELAXED);
+	else
+		for (size_t i = 0; i < len; i++)
+			out[i] = src[i];
+	return 0;
+}
+
+/* Copy the member @m of the region into @dst, widened to uint64_t when it is narrower. */
+#define COPY(m, dst)                                                                      \
+	do {                                                                              \
+		__typeof__(((struct adaptive_region *)0)->m) tmp_;                        \
+		err = copy(ctx, offsetof(struct adaptive_region, m), &tmp_, sizeof(tmp_)); \
+		if (err)                                                                  \
+			return err;                                                       \
+		(dst) = tmp_;                                                             \
+	} while (0)
+
+/* The fields, copied while the sequence is hopefully still @seq. */
+static int copy_fields(adaptive_copy_fn copy, void *ctx, struct adaptive_view *v)
+{
+	uint32_t phase;
+	int err;
+
+	COPY(ctl.target, v->target);
+	COPY(creator_pid, v->creator_pid);
+	COPY(ctl.baseline_ns, v->baseline_ns);
+	COPY(ctl.target_ns, v->bound_ns);
+	COPY(ctl.level, v->level);
+	COPY(ctl.cap, v->cap);
+	COPY(ctl.chunk, v->chunk);
+	COPY(ctl.phase, phase);
+	COPY(ctl.rate, v->rate);
+	COPY(ctl.miss_permille, v->miss_permille);
+	COPY(ctl.held_ns, v->held_ns);
+	COPY(ctl.windows, v->windows);
+	COPY(ctl.misses, v->misses);
+	COPY(ctl.probes, v->probes);
+	COPY(ctl.floor_lifts, v->floor_lifts);
+	COPY(ctl.debt_lifts, v->debt_lifts);
+	v->probing = phase != PHASE_RUN;
+	v->level_full = ADAPTIVE_LEVEL_FULL;
+	return 0;
+}
+
+int adaptive_view_read(adaptive_copy_fn copy, void *ctx, struct adaptive_view *v)
+{
+	for (unsigned try = 0; try < ADAPTIVE_VIEW_TRIES; try++) {
+		uint32_t before, after;
+		int err;
+
+		COPY(seq, before);
+		if (before & 1)
+			continue; /* a step is writing */
+		atomic_thread_fence(memory_order_acquire);
+		err = copy_fields(copy, ctx, v);
+		if (err)
+			return err;
+		atomic_thread_fence(memory_order_acquire);
+		COPY(seq, after);
+		if (after == before)
+			return 0;
+	}
+	return -EAGAIN;
+}

@@ -1,0 +1,226 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# Description: bench/report.py on made-up sustained work directories (no root, no disk):
+# pending compaction bytes from a stats dump's level table, compaction while the bursty
+# reader is off, the frontier's hull over static settings only, issue 12's goals met and
+# missed with their numbers, and --compare flagging a figure more than 25% apart between
+# two runs and a changed ranking.
+# Usage: test-report.py BENCH_DIR
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+BENCH = sys.argv.pop(1)
+sys.path.insert(0, BENCH)
+import sustained  # noqa: E402
+
+ALONE_P99 = 1000.0
+T0 = 1700000000.0
+
+
+def level_table(levels):
+    """A rocksdb.stats dump's level table: levels is [(files, 'SIZE UNIT')]."""
+    rows = [f"  L{i}     {n}/0   {size}   1.0      0.0     0.0      0.0       0.2      0.2       0.0   1.0"
+            for i, (n, size) in enumerate(levels)]
+    return ("** Compaction Stats [default] **\n"
+            "Level    Files   Size     Score Read(GB)  Rn(GB) Rnp1(GB) Write(GB)\n"
+            + "-" * 60 + "\n" + "\n".join(rows) + "\n Sum     0/0   0.00 KB\n\n"
+            "** Compaction Stats [default] **\nPriority    Files   Size     Score\n" + "-" * 60
+            + "\nHigh      0/0    0.00 KB   0.0\n\n")
+
+
+def db_bench_log(p99, comp_gb, stall_s=0.0, keys=24000, levels=((2, "32.00 MB"),)):
+    return (level_table(levels) + "Cumulative compaction: %.2f GB write, 1.0 MB/s write, %.2f GB read\n"
+            % (comp_gb, comp_gb) + level_table(levels)
+            + "readwhilewriting :     357.1 micros/op 2800 ops/sec 40.000 seconds 112000 operations;\n"
+            "Microseconds per read:\nCount: 112000 Average: 357.1  StdDev: 10.00\n"
+            f"Percentiles: P50: {p99 / 4:.2f} P75: {p99 / 2:.2f} P99: {p99:.2f} P99.9: {2 * p99:.2f} "
+            f"P99.99: {3 * p99:.2f}\n"
+            f"rocksdb.number.keys.written COUNT : {keys}\n"
+            f"rocksdb.stall.micros COUNT : {int(stall_s * 1e6)}\n")
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def make_run(work, name, p99, comp_gb, stall_s=0.0, off_mib=None):
+    """One run directory; with off_mib, a bursty one: reader on 10 s, off 10 s, twice, and
+    compaction at 1 MiB/s while it is on, off_mib MiB/s while it is off."""
+    d = os.path.join(work, "runs", name)
+    os.makedirs(d)
+    write(os.path.join(d, "db_bench.log"), db_bench_log(p99, comp_gb, stall_s))
+    write(os.path.join(d, "rc"), "0\n")
+    write(os.path.join(d, "wall"), f"{T0} {T0 + 40}\n")
+    if off_mib is not None:
+        write(os.path.join(d, "burst.log"), 
+            "".join(f"{T0 + t} {s}\n" for t, s in ((0, "on"), (10, "off"), (20, "on"), (30, "off"))))
+        b, lines = 0, []
+        for t in range(41):
+            lines.append(f"{T0 + t} {b}\n")
+            b += int((1 if (t // 10) % 2 == 0 else off_mib) * 2**20)
+        write(os.path.join(d, "low-io.log"), "".join(lines))
+
+
+STATIC = {  # id: (P99 over alone, compaction share of untagged, stall %)
+    "untagged": (5.0, 1.0, 0.0),
+    "rocksdb-prio": (1.5, 0.8, 0.0),
+    "rocksdb-auto": (3.0, 0.5, 0.0),
+    "low-rate-8": (1.2, 0.1, 0.0),
+    "bfq-be7": (2.5, 0.4, 0.0),
+}
+
+
+def make_work(root, name, adaptive=(1.3, 0.6, 0.5), adaptive_off=9.5, prio_p99=1.5):
+    """A sustained work directory; untagged compacts 10 GB and does 10 MiB/s reader-off."""
+    work = os.path.join(root, name)
+    variants = dict(STATIC, adaptive=adaptive)
+    variants["rocksdb-prio"] = (prio_p99, 0.8, 0.0)
+    make_run(work, "alone.1", ALONE_P99, 0.0)
+    for vid, (r, share, stall) in variants.items():
+        make_run(work, f"{vid}.1", r * ALONE_P99, 10 * share, stall * 0.4)
+    make_run(work, "untagged~bursty.1", 5 * ALONE_P99, 10.0, 0, off_mib=10)
+    make_run(work, "adaptive~bursty.1", 1.5 * ALONE_P99, 6.0, 0, off_mib=adaptive_off)
+    meta = {"started": "2026-01-01T00:00:00Z", "finished": "2026-01-01T00:25:00Z", "quick": 0,
+            "reps": 1, "seconds": 40, "keys": 100000, "rate": 10 << 20, "sustained": 1,
+            "variants": "alone " + " ".join(variants), "device": "loop9", "backing": "a test disk",
+            "disk": "ref", "disk_preset": "sata", "depths": "4 256", "kernel": "6.18", "cpus": 2,
+            "db_bench": "7.8.3", "have_lat": 0, "have_check": 0, "have_cgroup": 1, "have_rate": 1,
+            "have_target": 1, "have_debt": 0, "bursty_variants": "untagged adaptive",
+            "estimate_s": 1500, "elapsed_s": 1490, "load_start": "1.0", "load_end": "2.0", "commit": "abc"}
+    write(os.path.join(work, "meta.json"), json.dumps(meta))
+    return work
+
+
+def report(*args):
+    p = subprocess.run([sys.executable, os.path.join(BENCH, "report.py"), *args],
+                       capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        raise AssertionError(f"report.py {args}: exit {p.returncode}: {p.stderr}")
+    return p.stdout
+
+
+def line(text, start):
+    got = [x for x in text.splitlines() if x.startswith(start)]
+    if not got:
+        raise AssertionError(f"no line starting {start!r} in:\n{text}")
+    return got[0]
+
+
+class Report(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="iotier-test-report.")
+        self.root = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_pending_bytes(self):
+        # L0 over its trigger (5 files >= 4): all of L0 and L1 are due, and L1's excess over
+        # 64 MiB, with L2's fan-out: 80 + 100 + (180 - 64) * (200 / 180 + 1) MiB
+        text = level_table([(5, "80.00 MB"), (3, "100.00 MB"), (7, "200.00 MB")])
+        l0, pend = sustained.debt_series(text)
+        self.assertEqual(l0, [5])
+        self.assertAlmostEqual(pend[0] / 2**20, 80 + 100 + 116 * (200 / 180 + 1), delta=0.01)
+        # under the trigger and every level under its target: nothing pending
+        l0, pend = sustained.debt_series(level_table([(2, "32.00 MB"), (1, "10.00 MB")]))
+        self.assertEqual((l0, pend), ([2], [0]))
+
+    def test_off_compaction(self):
+        make_run(self.root, "x~bursty.1", 1.0, 1.0, off_mib=10)
+        d = os.path.join(self.root, "runs", "x~bursty.1")
+        got = sustained.off_compaction(os.path.join(d, "burst.log"), os.path.join(d, "low-io.log"))
+        self.assertAlmostEqual(got["off_bps"] / 2**20, 10, delta=0.01)
+        self.assertAlmostEqual(got["on_bps"] / 2**20, 1, delta=0.01)
+        self.assertAlmostEqual(got["off_s"], 20, delta=0.01)
+
+    def test_hull_static_only_and_goals_met(self):
+        # adaptive at 1.3x and 60% lies below the line from low-rate-8 to rocksdb-prio: a hull
+        # point if it counted: the hull is the static settings' alone
+        work = make_work(self.root, "met")
+        md = os.path.join(self.root, "BENCHMARKS.md")
+        out = report(work, "--write", md, "--svg-dir", os.path.join(self.root, "svg"))
+        hull = out.split("On the static hull", 1)[1].split("Best static setting", 1)[0]
+        self.assertNotIn("adaptive", hull)
+        self.assertIn("`rocksdb-prio`", hull)
+        with open(os.path.join(self.root, "svg", "rocksdb-sustained-frontier.svg")) as f:
+            svg = f.read()
+        self.assertEqual(svg.count('class="adaptive"'), 1)
+        with open(md) as f:
+            self.assertIn("## RocksDB under compaction, sustained", f.read())
+        self.assertIn("**Steady phase: met.** Read P99 1.30× alone", out)
+        self.assertIn("compaction 60% of untagged", line(out, "- **Steady phase"))
+        self.assertIn("**Reader-off phases: met.** Compaction 10 MiB/s", out)
+        self.assertIn("95% (goal ≥ 90%)", line(out, "- **Reader-off"))
+        self.assertIn("**Frontier, `adaptive`: met.**", out)
+        self.assertIn("**Against RocksDB's auto-tuned limiter: met.** `adaptive` 1.30× alone at "
+                      "60% compaction, against 3.00× at 50%", out)
+        # prio keeps 80% and no adaptive point does: not at equal compaction, missed
+        self.assertIn("**Against `--enable_io_prio`: missed.** No adaptive point compacts as much", out)
+        # the best static setting at each share
+        self.assertIn("- compaction from 0% to 10% of untagged: **`low-rate-8`**, read P99 1.20× alone.", out)
+        self.assertIn("- compaction from 10% to 80% of untagged: **`rocksdb-prio`**", out)
+        self.assertIn("| L0 files | pending compaction MiB |", out)
+
+    def test_goals_missed(self):
+        work = make_work(self.root, "missed", adaptive=(2.6, 0.3, 3.0), adaptive_off=5)
+        out = report(work)
+        self.assertIn("**Steady phase: missed.** Read P99 2.60× alone (goal ≤ 2×), compaction 30%", out)
+        self.assertIn("stall 3.0% of the run", line(out, "- **Steady phase"))
+        self.assertIn("**Reader-off phases: missed.**", out)
+        self.assertIn("50% (goal ≥ 90%)", line(out, "- **Reader-off"))
+        # bfq-be7 (2.5x at 40%) and rocksdb-prio (1.5x at 80%) are better on both axes; the
+        # report names the one with the lowest P99
+        self.assertIn("**Frontier, `adaptive`: missed.**", out)
+        self.assertIn("`rocksdb-prio` is better on both axes (80%, 1.50×)", line(out, "- **Frontier, `adaptive`"))
+
+    def test_steady_goal_each_bound(self):
+        # each bound alone decides: on it is met, just past it is missed
+        for adaptive, verdict in (((2.0, 0.5, 1.0), "met"), ((2.1, 0.6, 0.5), "missed"),
+                                  ((1.3, 0.45, 0.5), "missed"), ((1.3, 0.6, 1.5), "missed")):
+            work = make_work(self.root, "bound-%g-%g-%g" % adaptive, adaptive=adaptive)
+            self.assertIn(f"- **Steady phase: {verdict}.**", report(work), adaptive)
+
+    def test_compare(self):
+        # run 2: prio's P99 1.5x -> 2.6x (73% apart, and it falls behind bfq-be7 in the
+        # ranking); everything else the same
+        w1 = make_work(self.root, "one")
+        w2 = make_work(self.root, "two", prio_p99=2.6)
+        md = os.path.join(self.root, "BENCHMARKS.md")
+        write(md, "# Benchmarks\n\n## RocksDB under compaction, sustained\n\nold\n\n## Next\n\nkept\n")
+        out = report("--compare", w1, w2, "--write", md, "--svg-dir", os.path.join(self.root, "svg"))
+        prio = line(out, "| RocksDB --enable_io_prio | steady |")
+        self.assertIn("1.50× / 2.60×", prio)
+        self.assertTrue(prio.endswith("| p99 ÷ alone |"), prio)
+        auto = line(out, "| RocksDB auto-tuned rate limiter | steady |")
+        self.assertTrue(auto.endswith("| - |"), auto)
+        self.assertIn("**Ranking: not the same.**", out)
+        self.assertIn("`rocksdb-prio` (3 against 4), `bfq-be7` (4 against 3)", line(out, "- **Ranking"))
+        self.assertIn("More than 25% apart: `rocksdb-prio` steady (p99 ÷ alone).",
+                      line(out, "- **Figures within 25%"))
+        with open(md) as f:
+            text = f.read()
+        self.assertNotIn("old", text)
+        self.assertIn("## Next\n\nkept", text)
+        self.assertEqual(text.count("## RocksDB under compaction, sustained"), 1)
+        for i in (1, 2):
+            self.assertTrue(os.path.exists(os.path.join(self.root, "svg", f"rocksdb-sustained-frontier-{i}.svg")))
+        # within 25% (1.5x against 1.8x: 20%): not flagged
+        w3 = make_work(self.root, "three", prio_p99=1.8)
+        out = report("--compare", w1, w3)
+        self.assertTrue(line(out, "| RocksDB --enable_io_prio | steady |").endswith("| - |"))
+
+    def test_compare_wants_two_sustained_runs(self):
+        w1 = make_work(self.root, "one")
+        p = subprocess.run([sys.executable, os.path.join(BENCH, "report.py"), "--compare", w1],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("two work directories", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main(argv=[os.path.basename(__file__)])

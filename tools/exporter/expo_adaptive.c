@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: MIT
+/*
+ * expo_adaptive.c: the adaptive controllers in the shims' state files, published as
+ * iotier_adaptive_* (docs/operations.md). The shim writes the controller's numbers into
+ * its state file (shim/state_file.h), so the exporter needs no access to the processes'
+ * memory: it runs with CAP_BPF and CAP_PERFMON only and could not read another user's
+ * region anyway. One controller governs a whole process tree; the files of the tree's
+ * processes name the same creator pid, and the freshest (the most windows) is kept (only
+ * from a file whose owner owns that tree's root, or root's). The
+ * series carry that pid, the tree root's, as their one label: at most EXPO_ADAPTIVE_MAX
+ * controllers are published, however many processes there are.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "adaptive.h"
+#include "expo_state.h"
+
+#define PREFIX "adaptive_"
+
+bool expo_adaptive_line(struct adaptive_view *v, const char *line)
+{
+	unsigned long long n;
+	char name[48];
+
+	if (sscanf(line, PREFIX "%47s %llu", name, &n) != 2)
+		return false;
+	if (!strcmp(name, "target_permille"))
+		v->target.permille = (uint16_t)n;
+	else if (!strcmp(name, "target_factor_milli"))
+		v->target.factor_milli = (uint32_t)n;
+	else if (!strcmp(name, "target_latency_ns"))
+		v->target.latency_ns = n;
+	for (unsigned i = 0; i < ADAPTIVE_VIEW_NFIELDS; i++)
+		if (!strcmp(name, adaptive_view_fields[i].name))
+			*adaptive_view_at(v, i) = n;
+	v->target.set = true;
+	v->target.relative = v->target.factor_milli != 0;
+	return true;
+}
+
+/*
+ * May a file of @owner speak for the tree of @creator? Yes when the tree's root is that
+ * user's (or the file is root's), or is gone (its children still run the controller): a
+ * user cannot overwrite the controller of another user's live tree.
+ */
+static bool may_speak_for(uint64_t creator, uid_t owner)
+{
+	char path[32];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%llu", (unsigned long long)creator);
+	return owner == 0 || stat(path, &st) < 0 || st.st_uid == owner;
+}
+
+void expo_adaptive_add(struct expo_shim_totals *t, const struct adaptive_view *v, uid_t owner)
+{
+	size_t i;
+
+	if (!v->target.set || !v->creator_pid || v->creator_pid > INT32_MAX ||
+	    !may_speak_for(v->creator_pid, owner))
+		return;
+	for (i = 0; i < t->nadaptive && t->adaptive[i].creator_pid != v->creator_pid; i++)
+		;
+	if (i == t->nadaptive) {
+		if (t->nadaptive == EXPO_ADAPTIVE_MAX)
+			return;
+		t->nadaptive++;
+	} else if (t->adaptive[i].windows > v->windows) {
+		return; /* another process of the tree wrote a fresher file */
+	}
+	t->adaptive[i] = *v;
+}
+
+/* A sample; "+Inf" for no limit, as both formats spell it. */
+static void sample(FILE *out, const char *name, uint64_t pid, double v)
+{
+	if (isinf(v))
+		fprintf(out, "%s{pid=\"%llu\"} +Inf\n", name, (unsigned long long)pid);
+	else
+		fprintf(out, "%s{pid=\"%llu\"} %.17g\n", name, (unsigned long long)pid, v);
+}
+
+static double limit(uint64_t v)
+{
+	return v == ADAPTIVE_UNLIMITED ? INFINITY : (double)v;
+}
+
+/* The value of each series, for controller @v; NAN leaves the sample out. */
+typedef double (*adaptive_value)(const struct adaptive_view *v);
+static double v_level(const struct adaptive_view *v) { return (double)v->level; }
+static double v_cap(const struct adaptive_view *v) { return limit(v->cap); }
+static double v_chunk(const struct adaptive_view *v) { return limit(v->chunk); }
+static double v_rate(const struct adaptive_view *v) { return (double)v->rate; }
+static double v_miss(const struct adaptive_view *v) { return (double)v->miss_permille / 1000; }
+static double v_probing(const struct adaptive_view *v) { return (double)v->probing; }
+static double v_held(const struct adaptive_view *v) { return (double)v->held_ns / 1e9; }
+static double v_bound(const struct adaptive_view *v)
+{
+	return v->bound_ns ? (double)v->bound_ns / 1e9 : NAN;
+}
+static double v_baseline(const struct adaptive_view *v)
+{
+	return v->target.relative && v->baseline_ns ? (double)v->baseline_ns / 1e9 : NAN;
+}
+static double v_windows(const struct adaptive_view *v) { return (double)v->windows; }
+static double v_misses(const struct adaptive_view *v) { return (double)v->misses; }
+static double v_probes(const struct adaptive_view *v) { return (double)v->probes; }
+static double v_floor(const struct adaptive_view *v) { return (double)v->floor_lifts; }
+static double v_debt(const struct adaptive_view *v) { return (double)v->debt_lifts; }
+
+static const struct {
+	const char *name, *type, *help;
+	adaptive_value value;
+} series[] = {
+	{ "iotier_adaptive_level", "gauge", "The controller's level: 0 holds the low tier, the "
+	  "highest lifts every limit.", v_level },
+	{ "iotier_adaptive_cap", "gauge", "Low-tier I/Os allowed in flight: 0 held, +Inf no cap.",
+	  v_cap },
+	{ "iotier_adaptive_chunk_bytes", "gauge", "Largest low-tier request, bigger ones are "
+	  "split; +Inf no limit.", v_chunk },
+	{ "iotier_adaptive_low_rate_bytes_per_second", "gauge", "What the low tier moved in the "
+	  "last window, per second.", v_rate },
+	{ "iotier_adaptive_miss_ratio", "gauge", "Share of the last judged window's high reads "
+	  "over the bound.", v_miss },
+	{ "iotier_adaptive_probing", "gauge", "1 while the low tier is held to measure the "
+	  "baseline.", v_probing },
+	{ "iotier_adaptive_target_seconds", "gauge", "The latency bound in force (absent while "
+	  "a relative target has no baseline).", v_bound },
+	{ "iotier_adaptive_baseline_seconds", "gauge", "Relative targets: the reads' latency "
+	  "measured with the low tier held.", v_baseline },
+	{ "iotier_adaptive_held_seconds", "counter", "Time the low tier was held, probes "
+	  "included.", v_held },
+	{ "iotier_adaptive_windows", "counter", "Windows the controller closed.", v_windows },
+	{ "iotier_adaptive_misses", "counter", "Windows judged over the target.", v_misses },
+	{ "iotier_adaptive_probes", "counter", "Baseline probes taken.", v_probes },
+	{ "iotier_adaptive_floor_lifts", "counter", "Climbs forced by the --low-min-rate floor.",
+	  v_floor },
+	{ "iotier_adaptive_debt_lifts", "counter", "Climbs forced by the debt signal.", v_debt },
+};
+
+void expo_adaptive_render(FILE *out, bool om, const struct expo_shim_totals *t,
+			  void (*family)(FILE *, bool, const char *, const char *, const char *))
+{
+	char target[64], name[96];
+
+	family(out, om, "iotier_adaptive_info", "gauge",
+	       "An adaptive controller, by its process tree's root pid, with its target.");
+	for (size_t i = 0; i < t->nadaptive; i++) {
+		adaptive_target_format(&t->adaptive[i].target, target, sizeof(target));
+		fprintf(out, "iotier_adaptive_info{pid=\"%llu\",target=\"%s\"} 1\n",
+			(unsigned long long)t->adaptive[i].creator_pid, target);
+	}
+	for (size_t s = 0; s < sizeof(series) / sizeof(series[0]); s++) {
+		bool counter = !strcmp(series[s].type, "counter");
+
+		family(out, om, series[s].name, series[s].type, series[s].help);
+		snprintf(name, sizeof(name), "%s%s", series[s].name, counter ? "_total" : "");
+		for (size_t i = 0; i < t->nadaptive; i++) {
+			double v = series[s].value(&t->adaptive[i]);
+
+			if (!isnan(v))
+				sample(out, name, t->adaptive[i].creator_pid, v);
+		}
+	}
+}

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: MIT
+/*
+ * threads_adaptive.c: the adaptive controller of a process under a target, for `iotier
+ * threads`. The region is the process's /memfd:iotier-adaptive mapping; its header is
+ * checked (adaptive_region_valid: the magic, this build's layout and size), then the
+ * controller's fields are read through /proc/PID/mem with the seqlock reader the shim's
+ * own state file uses (adaptive_view_read), so a step in progress is never half shown.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "adaptive_region.h"
+#include "threads_report.h"
+
+int threads_find_memfd(pid_t pid, const char *name, uint64_t *addr, uint64_t *len)
+{
+	char path[64], line[512], want[96];
+	uint64_t start, end;
+	int ret = -ENOENT;
+	FILE *maps;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	snprintf(want, sizeof(want), "/memfd:%s", name);
+	maps = fopen(path, "r");
+	if (!maps)
+		return -errno;
+	while (fgets(line, sizeof(line), maps)) {
+		const char *at = strstr(line, want);
+		size_t n = strlen(want);
+
+		/* The name exactly: followed by the end, or " (deleted)". */
+		if (!at || (at[n] != '\n' && at[n] != ' ' && at[n] != '\0') ||
+		    sscanf(line, "%" SCNx64 "-%" SCNx64, &start, &end) != 2)
+			continue;
+		*addr = start;
+		*len = end - start;
+		ret = 0;
+		break;
+	}
+	if (ret && ferror(maps))
+		ret = -EIO;
+	fclose(maps);
+	return ret;
+}
+
+struct remote {
+	int fd;
+	uint64_t base;
+};
+
+static int remote_copy(void *ctx, size_t off, void *dst, size_t len)
+{
+	const struct remote *m = ctx;
+	ssize_t n = pread(m->fd, dst, len, (off_t)(m->base + off));
+
+	return n == (ssize_t)len ? 0 : n < 0 ? -errno : -EIO;
+}
+
+static const char *adaptive_unreadable(int err)
+{
+	if (err == EACCES || err == EPERM)
+		return "adaptive: cannot read the controller: permission denied reading the "
+		       "process's memory (needs root or ptrace access)";
+	if (err == EAGAIN)
+		return "adaptive: cannot read the controller: it kept changing while read";
+	return "adaptive: cannot read the controller";
+}
+
+/*
+ * Check the header, then take the snapshot; 0 or -errno (-EPROTO: another layout). Only the
+ * header is copied for the check: adaptive_region_valid looks at nothing else.
+ */
+static int read_region(struct remote *m, uint64_t len, struct adaptive_view *v)
+{
+	struct adaptive_region *copy = calloc(1, sizeof(*copy));
+	int err = copy ? remote_copy(m, 0, copy, offsetof(struct adaptive_region, gate)) : -ENOMEM;
+
+	if (!err && !adaptive_region_valid(copy, (size_t)len))
+		err = -EPROTO;
+	free(copy);
+	return err ? err : adaptive_view_read(remote_copy, m, v);
+}
+
+void threads_read_adaptive(struct threads_report *r)
+{
+	struct remote m = { .fd = -1 };
+	uint64_t len = 0;
+	char path[64];
+	int err;
+
+	r->adaptive_state = ADAPTIVE_NONE;
+	if (threads_find_memfd(r->pid, ADAPTIVE_REGION_NAME, &m.base, &len))
+		return; /* no target; or the maps are unreadable, which the header says already */
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)r->pid);
+	m.fd = open(path, O_RDONLY | O_CLOEXEC);
+	err = m.fd < 0 ? -errno : read_region(&m, len, &r->adaptive);
+	if (m.fd >= 0)
+		close(m.fd);
+	if (!err) {
+		r->adaptive_state = ADAPTIVE_READ;
+		return;
+	}
+	r->adaptive_state = ADAPTIVE_UNREADABLE;
+	r->adaptive_why = err == -EPROTO ? "adaptive: cannot read the controller: its region in "
+					   "this process has another layout (another iotier version)" :
+					   adaptive_unreadable(-err);
+}
+
+/* "412us", "1.50ms", "2.3s": three significant digits are plenty for a reader. */
+static const char *duration(uint64_t ns, char *buf, size_t len)
+{
+	if (ns < 1000000)
+		snprintf(buf, len, "%" PRIu64 "us", ns / 1000);
+	else if (ns < 1000000000)
+		snprintf(buf, len, "%.2fms", (double)ns / 1e6);
+	else
+		snprintf(buf, len, "%.1fs", (double)ns / 1e9);
+	return buf;
+}
+
+static const char *bytes(uint64_t b, const char *suffix, char *buf, size_t len)
+{
+	if (b < 1024)
+		snprintf(buf, len, "%" PRIu64 " B%s", b, suffix);
+	else if (b >= 1u << 20)
+		snprintf(buf, len, "%.1f MiB%s", (double)b / (1u << 20), suffix);
+	else
+		snprintf(buf, len, "%.1f KiB%s", (double)b / 1024, suffix);
+	return buf;
+}
+
+void threads_print_adaptive(FILE *out, const struct threads_report *r)
+{
+	const struct adaptive_view *v = &r->adaptive;
+	char target[64], base[24], bound[24], chunk[24], rate[32], held[24], cap[24];
+
+	if (r->adaptive_state == ADAPTIVE_UNREADABLE)
+		fprintf(out, "%s\n", r->adaptive_why);
+	if (r->adaptive_state != ADAPTIVE_READ)
+		return;
+	adaptive_target_format(&v->target, target, sizeof(target));
+	snprintf(cap, sizeof(cap), v->cap == 0 ? "held" : v->cap == ADAPTIVE_UNLIMITED ?
+		 "unlimited" : "%" PRIu64 " in flight", v->cap);
+	fprintf(out, "adaptive: target %s, baseline %s, bound %s, tree root pid %" PRIu64 "%s\n",
+		target, !v->target.relative ? "-" : v->baseline_ns ?
+		duration(v->baseline_ns, base, sizeof(base)) : "not measured yet",
+		v->bound_ns ? duration(v->bound_ns, bound, sizeof(bound)) : "none yet",
+		v->creator_pid, v->probing ? ", probing the baseline" : "");
+	fprintf(out, "adaptive: level %" PRIu64 "/%" PRIu64 ", cap %s, chunk %s, low rate %s, "
+		"%.1f%% of the last window's reads missed\n", v->level, v->level_full, cap,
+		v->chunk == ADAPTIVE_UNLIMITED ? "unlimited" : bytes(v->chunk, "", chunk, sizeof(chunk)),
+		bytes(v->rate, "/s", rate, sizeof(rate)), (double)v->miss_permille / 10);
+	fprintf(out, "adaptive: held %s in all; %" PRIu64 " windows, %" PRIu64 " missed, %" PRIu64
+		" probes, %" PRIu64 " floor lifts, %" PRIu64 " debt lifts\n",
+		duration(v->held_ns, held, sizeof(held)), v->windows, v->misses, v->probes,
+		v->floor_lifts, v->debt_lifts);
+}
