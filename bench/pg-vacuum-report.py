@@ -191,6 +191,27 @@ def verdict(v):
     return ("met" if p_ok and v_ok else "missed"), why
 
 
+# what a reader waits on that is not its own read: a lock or an I/O another backend (VACUUM)
+# holds or does, which no I/O priority reorders
+LOCK_WAITS = ("LWLock:", "Lock:", "IPC:BufferIO", "IO:WALWrite", "IO:WALSync", "IO:DataFileFlush",
+              "IO:DataFileWrite", "IO:DataFileSync")
+
+
+def obstacles(v):
+    """For a missed goal, what the figures show stood in the way."""
+    out = []
+    if v.get("vacuum_x") is not None and v["vacuum_x"] > VACUUM_GOAL and v["outlived"]:
+        out.append("VACUUM got little of the disk while the reader ran: it finished (or was "
+                   "cancelled) only after the reader had stopped")
+    total = sum(v["waits"].values())
+    held = {k: n for k, n in v["waits"].items() if k.startswith(LOCK_WAITS)}
+    if total and sum(held.values()) >= 0.02 * total:
+        out.append(f"the reader waited on others' locks and writes in {100 * sum(held.values()) / total:.0f}% "
+                   f"of its samples ({top_waits(held)}): when VACUUM holds one while its own I/O is "
+                   "held back, the reader waits for the low tier (priority inversion)")
+    return out
+
+
 def fmt_ms(us):
     return "—" if us is None else f"{us / 1000:.2f} ms"
 
@@ -250,6 +271,8 @@ def render(meta, s):
         if vid in s:
             res, why = verdict(s[vid])
             L.append(f"- **{vid}**{' (the goal: a target)' if vid == 'adaptive' else ''}: **{res}**: {why}.")
+            if res == "missed":
+                L += [f"  - {o}." for o in obstacles(s[vid])]
     notes = []
     for vid, v in s.items():
         if v["failed"]:

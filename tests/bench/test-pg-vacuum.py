@@ -130,12 +130,19 @@ class Report(unittest.TestCase):
             # a lower bound under the goal says nothing
             s["low"]["vacuum_x"] = 1.5
             self.assertEqual(pgvr.verdict(s["low"])[0], "inconclusive")
+            s["low"]["vacuum_x"] = 30 / 11
             self.assertEqual(pgvr.verdict({"p99_x": None, "vacuum_x": 1.0})[0], "inconclusive")
             text = "\n".join(pgvr.render(meta, s))
             self.assertIn("- **adaptive** (the goal: a target): **met**: P99 1.33x alone", text)
             self.assertIn("| untagged |", text)
             self.assertIn("| ≥ 30.0 s (cancelled in 1 of 1) |", text)
             self.assertIn("- untagged: what the reader waited on in its window (sampled): IO:DataFileRead 75%", text)
+            # what stood in the way: the starved VACUUM of low; the WAL lock of untagged
+            self.assertIn("- **low**: **missed**: P99 1.33x alone (≤ 1.5x), VACUUM 2.73x untagged (> 2.0x).\n"
+                          "  - VACUUM got little of the disk while the reader ran", text)
+            self.assertEqual(pgvr.obstacles(s["low-rate"]), [])
+            self.assertEqual(len(pgvr.obstacles(s["untagged"])), 1)
+            self.assertIn("in 25% of its samples (LWLock:WALWrite 100%)", pgvr.obstacles(s["untagged"])[0])
             self.assertIn("| 11.0 s | 1.00× |", text)
 
     def test_write_in_place(self):
