@@ -20,7 +20,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report import write_section  # noqa: E402  (the same in-place section replacement)
+from report import publish  # noqa: E402  (the same in-place section replacement)
 
 HEADING = "## PostgreSQL: pgbench under VACUUM"
 # the goal of issue 12: read P99 within 1.5x of alone, VACUUM within 2x of untagged
@@ -300,10 +300,7 @@ def main():
     with open(os.path.join(a.work, "summary.json"), "w") as f:
         json.dump({"meta": meta, "summary": s,
                    "verdicts": {v: verdict(s[v]) for v in s if v != "alone"}}, f, indent=1)
-    if a.write:
-        write_section(a.write, lines, HEADING)
-        print(f"pg-vacuum-report.py: wrote {HEADING!r} in {a.write}", file=sys.stderr)
-    print("\n".join(lines))
+    publish(lines, a.write, HEADING, "pg-vacuum-report.py")
 
 
 if __name__ == "__main__":
