@@ -32,7 +32,7 @@ VARIANTS = {
     "untagged": "VACUUM concurrently, nothing tagged",
     "low": "VACUUM backends at class idle (`--low RULES`)",
     "low-rate": "as low, and the low tier capped in bytes/s (`--low-rate`)",
-    "adaptive": "as low, under a latency target (`--target`)",
+    "adaptive": "the same rule under a latency target (`--target`; the class is the shim's choice, see Checks)",
 }
 
 
