@@ -673,8 +673,10 @@ def sustained_text(meta):
     cal = meta.get("calibration") or {}
     bursty = meta.get("bursty_variants", "").split()
     return (f"Writer calibrated first: untagged sustained {cal.get('sustained_mib_s', '?')} MiB/s "
-            f"without stalls (doubling from 8 MiB/s, under 1% stalled and at least 90% of the rate "
-            f"achieved); every run writes at 60% of it, {meta['rate'] / 2**20:.1f} MiB/s. Each "
+            f"without stalls (from 8 MiB/s, doubling while untagged keeps up or halving down to 1 MiB/s "
+            f"until it does; under 1% stalled and at least 90% of the rate achieved), starting "
+            f"from the master DB fully compacted, so that every byte of compaction debt is the "
+            f"writer's; every run writes at 60% of it, {meta['rate'] / 2**20:.1f} MiB/s. Each "
             f"phase is {meta['seconds']} s: *steady*, the reader always on; *bursty* (for "
             + ", ".join(f"`{v}`" for v in bursty if v in meta["variants"].split())
             + "), the reader frozen and thawed 10 s each (`bench/burst`, cgroup v1 freezer on "
