@@ -30,7 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "adaptive_probe.h"
+#include "adaptive_worker.h"
 #include "cleanup.h"
 #include "loopdev.h"
 #include "test_env.h"
@@ -127,7 +127,7 @@ static void *buf_writer(void *arg)
 static bool all_low_waiting(void)
 {
 	for (int i = 0; i < LOW_THREADS; i++)
-		if (!adaptive_probe_in_futex(atomic_load(&low_tids[i])))
+		if (!adaptive_worker_in_futex(atomic_load(&low_tids[i])))
 			return false;
 	return true;
 }
@@ -175,7 +175,7 @@ static void read_until_held(struct adaptive_region *r, char *buf)
 	EXPECT(atomic_load(&r->pushes) > 0, "no writeback push went through the gate");
 	EXPECT(atomic_load(&r->gate.waits) > 0, "no low write waited at the gate");
 	for (int i = 0; i < LOW_THREADS; i++)
-		EXPECT(adaptive_probe_in_futex(atomic_load(&low_tids[i])), "%s is not waiting at the gate while "
+		EXPECT(adaptive_worker_in_futex(atomic_load(&low_tids[i])), "%s is not waiting at the gate while "
 		       "the low tier is held", low_names[i]);
 	EXPECT(r->ctl.misses > 0, "no window missed");
 }
@@ -246,7 +246,7 @@ static void expect_published(void)
 static int worker(void)
 {
 	void *(*const bodies[LOW_THREADS])(void *) = { writer, vec_writer, buf_writer };
-	struct adaptive_region *r = adaptive_probe_region();
+	struct adaptive_region *r = adaptive_worker_region();
 	pthread_t t[LOW_THREADS];
 	char *rbuf, *wbuf;
 
