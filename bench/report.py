@@ -835,6 +835,14 @@ def write_section(path, lines, heading=HEADING):
     open(path, "w").write(out.rstrip() + "\n")
 
 
+def publish(lines, path, heading, who):
+    """Write the section into path, when given, and print it."""
+    if path:
+        write_section(path, lines, heading)
+        print(f"{who}: wrote {heading!r} in {path}", file=sys.stderr)
+    print("\n".join(lines))
+
+
 def load_run(work):
     """meta, summary and n/a reasons of one work directory; leaves summary.json in it."""
     meta, runs, na = load(work)
@@ -879,10 +887,7 @@ def main():
         fname = "rocksdb-sustained-frontier.svg" if meta.get("sustained") else "rocksdb-frontier.svg"
         lines = (render(meta, s, na, svgs) + sustained_section(meta, s)
                  + frontier_section(s, svg_dir, rel, fname) + figures(a.work[0]))
-    if a.write:
-        write_section(a.write, lines, heading)
-        print(f"report.py: wrote {heading!r} in {a.write}", file=sys.stderr)
-    print("\n".join(lines))
+    publish(lines, a.write, heading, "report.py")
 
 
 if __name__ == "__main__":
