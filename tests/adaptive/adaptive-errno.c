@@ -27,7 +27,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "adaptive_probe.h"
+#include "adaptive_worker.h"
 #include "test_env.h"
 
 #define CHUNK 4096u
@@ -323,8 +323,8 @@ static void held_async(void)
 	}
 	/* Until it sleeps at the gate, or returned without waiting (the failure). */
 	WAIT_FOR(atomic_load(&aio_result) != -2 ||
-		 (atomic_load(&aio_tid) && adaptive_probe_in_futex(atomic_load(&aio_tid))));
-	EXPECT(atomic_load(&aio_result) == -2 && adaptive_probe_in_futex(atomic_load(&aio_tid)),
+		 (atomic_load(&aio_tid) && adaptive_worker_in_futex(atomic_load(&aio_tid))));
+	EXPECT(atomic_load(&aio_result) == -2 && adaptive_worker_in_futex(atomic_load(&aio_tid)),
 	       "a low io_submit did not wait at the gate while held (it returned %ld)",
 	       atomic_load(&aio_result));
 	low_gate_set_cap(&region->gate, LOW_GATE_UNLIMITED, 0);
@@ -361,7 +361,7 @@ int main(int argc, char **argv)
 		return T_EXIT_FAIL;
 	}
 	dir = argv[1];
-	region = adaptive_probe_region();
+	region = adaptive_worker_region();
 	if (!region)
 		return test_fail("no %s mapping: is the shim preloaded with a target?",
 				 ADAPTIVE_REGION_NAME);

@@ -13,24 +13,30 @@
  * /proc/self/maps; no timing is asserted, every wait is bounded generously. The shim's
  * state file (in a directory of the test's own) must then show the controller's windows and
  * misses too.
- * Usage: adaptive-test SHIM_PRELOAD; the worker is this program with "worker DEVICE".
+ *
+ * The debt guard (MODE debt*): once the low tier is held, a "database" thread appends lines
+ * to a LOG file the worker opened for writing. With IOTIER_DEBT_LOG='*' + '/LOG' and RocksDB's
+ * "Stalling writes" lines, the controller must count debt lifts, lift the cap and let the
+ * writer move, and hold again once the lines stop; without the glob (debt-no-glob) or with
+ * other lines (debt-no-line) nothing changes: no debt lift, the low tier stays held. Then the
+ * release and the state file are judged as above.
+ * Usage: adaptive-test SHIM_PRELOAD [loop|debt|debt-no-glob|debt-no-line]; the worker is this
+ * program with "worker DEVICE BUFFILE MODE [LOGDIR]".
  */
 #include <errno.h>
 #include <limits.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "adaptive_probe.h"
+#include "adaptive_worker.h"
 #include "cleanup.h"
 #include "loopdev.h"
 #include "test_env.h"
@@ -41,7 +47,7 @@
 #define WRITE_SPAN (128ull << 20) /* ... writes in the next 128 */
 #define PATIENCE_S 60             /* far longer than any state change here needs */
 
-static _Atomic int stop_writer;
+static _Atomic int stop_writer, stop_db;
 static int dev_fd = -1;
 
 /* The low threads: what each has done, and its thread id, to see where it sleeps. */
@@ -123,18 +129,19 @@ static void *buf_writer(void *arg)
 	return NULL;
 }
 
-/* Is thread @tid of this process asleep in futex (a low thread waiting at the gate)? */
+/* Are all the low threads asleep in futex (waiting at the gate)? */
 static bool all_low_waiting(void)
 {
 	for (int i = 0; i < LOW_THREADS; i++)
-		if (!adaptive_probe_in_futex(atomic_load(&low_tids[i])))
+		if (!adaptive_worker_in_futex(atomic_load(&low_tids[i])))
 			return false;
 	return true;
 }
 
 /* The whole tier is held: cap 0, after splits, pushes and waits, every low thread asleep. */
-static bool held(struct adaptive_region *r)
+static bool held(struct adaptive_region *r, uint64_t unused)
 {
+	(void)unused;
 	return atomic_load(&r->gate.cap) == 0 && atomic_load(&r->splits) > 0 &&
 	       atomic_load(&r->pushes) > 0 && atomic_load(&r->gate.waits) > 0 &&
 	       all_low_waiting();
@@ -148,8 +155,12 @@ static uint64_t elapsed_s(const struct timespec *since)
 	return (uint64_t)(now.tv_sec - since->tv_sec);
 }
 
-/* Read until the low tier is held (cap 0) after splits and waits, or PATIENCE_S. */
-static void read_until_held(struct adaptive_region *r, char *buf)
+/*
+ * Keep reading until @done(r, @arg) or PATIENCE_S; returns whether @done came true. @done is
+ * asked every 64 reads, so that a condition that reads /proc does not slow the reader.
+ */
+static bool read_while(struct adaptive_region *r, char *buf,
+		       bool (*done)(struct adaptive_region *r, uint64_t arg), uint64_t arg)
 {
 	struct timespec start;
 	uint64_t reads = 0, x = 1;
@@ -159,13 +170,19 @@ static void read_until_held(struct adaptive_region *r, char *buf)
 		x = x * 6364136223846793005ull + 1442695040888963407ull;
 		if (!EXPECT(pread(dev_fd, buf, READ_SIZE, (off_t)((x >> 33) %
 				(READ_SPAN / READ_SIZE) * READ_SIZE)) == READ_SIZE, "reader: pread: %m"))
-			return;
-		/* /proc is read only once the cap is 0, and then every 64 reads. */
-		if (++reads % 64 == 0 && held(r))
-			break;
+			return false;
+		if (++reads % 64 == 0 && done(r, arg))
+			return true;
 	}
-	fprintf(stderr, "reads: %llu; level %u, cap %u, misses %llu, splits %llu, pushes %llu, "
-		"waits %llu\n", (unsigned long long)reads, r->ctl.level, atomic_load(&r->gate.cap),
+	return done(r, arg);
+}
+
+/* Read until the low tier is held (cap 0) after splits, pushes and waits, or PATIENCE_S. */
+static void read_until_held(struct adaptive_region *r, char *buf)
+{
+	read_while(r, buf, held, 0);
+	fprintf(stderr, "held: level %u, cap %u, misses %llu, splits %llu, pushes %llu, "
+		"waits %llu\n", r->ctl.level, atomic_load(&r->gate.cap),
 		(unsigned long long)r->ctl.misses, (unsigned long long)atomic_load(&r->splits),
 		(unsigned long long)atomic_load(&r->pushes),
 		(unsigned long long)atomic_load(&r->gate.waits));
@@ -175,8 +192,8 @@ static void read_until_held(struct adaptive_region *r, char *buf)
 	EXPECT(atomic_load(&r->pushes) > 0, "no writeback push went through the gate");
 	EXPECT(atomic_load(&r->gate.waits) > 0, "no low write waited at the gate");
 	for (int i = 0; i < LOW_THREADS; i++)
-		EXPECT(adaptive_probe_in_futex(atomic_load(&low_tids[i])), "%s is not waiting at the gate while "
-		       "the low tier is held", low_names[i]);
+		EXPECT(adaptive_worker_in_futex(atomic_load(&low_tids[i])), "%s is not waiting at "
+		       "the gate while the low tier is held", low_names[i]);
 	EXPECT(r->ctl.misses > 0, "no window missed");
 }
 
@@ -243,10 +260,110 @@ static void expect_published(void)
 	       "misses (%llu)", path, windows, misses);
 }
 
-static int worker(void)
+/* ---- the debt guard: a "database" that writes its LOG ------------------------------ */
+
+/* What RocksDB 7.8 writes when it slows its writes down (db_bench, tight L0 triggers). */
+#define STALL_LINE "2026/12/03-20:47:26.171727 28390 [WARN] [db/column_family.cc:1001] " \
+	"[default] Stalling writes because we have 2 level-0 files rate 8388608\n"
+#define INFO_LINE "2026/12/03-20:47:26.170001 28390 [db/flush_job.cc:1007] [default] " \
+	"[JOB 7] Level-0 flush table #12: 1058003 bytes OK\n"
+
+static int log_fd = -1;
+static const char *log_line;
+static _Atomic uint64_t log_lines;
+
+static void *database(void *arg)
+{
+	(void)arg;
+	prctl(PR_SET_NAME, "db-log", 0, 0, 0);
+	while (!atomic_load(&stop_db)) {
+		if (!EXPECT(write(log_fd, log_line, strlen(log_line)) == (ssize_t)strlen(log_line),
+			    "db-log: write: %m"))
+			break;
+		log_lines++;
+		usleep(20000);
+	}
+	return NULL;
+}
+
+static bool lifted_and_moved(struct adaptive_region *r, uint64_t writes_before)
+{
+	return r->ctl.debt_lifts > 0 && atomic_load(&r->gate.cap) != 0 &&
+	       atomic_load(&low_ops[LOW_WRITER]) >= writes_before + 4;
+}
+
+static bool held_again(struct adaptive_region *r, uint64_t unused)
+{
+	(void)unused;
+	return atomic_load(&r->gate.cap) == 0;
+}
+
+static bool windows_past(struct adaptive_region *r, uint64_t windows)
+{
+	return r->ctl.windows >= windows && atomic_load(&log_lines) >= 100;
+}
+
+static void report(const char *when, struct adaptive_region *r)
+{
+	fprintf(stderr, "%s: level %u, cap %u, windows %llu, debt lifts %llu, stall lines %llu, "
+		"log lines written %llu, writes %llu, log '%s'\n", when, r->ctl.level,
+		atomic_load(&r->gate.cap), (unsigned long long)r->ctl.windows,
+		(unsigned long long)r->ctl.debt_lifts, (unsigned long long)r->debt.slow_lines,
+		(unsigned long long)atomic_load(&log_lines),
+		(unsigned long long)atomic_load(&low_ops[LOW_WRITER]), r->debt.path);
+}
+
+/*
+ * Held under the target, the database starts logging. "debt": its stall lines lift the cap
+ * and bg-writer moves; once they stop, the target holds the low tier again. The others:
+ * 4 s of windows (and 100 lines) change nothing.
+ */
+static void debt_phase(struct adaptive_region *r, const char *mode, char *buf)
+{
+	bool debt = !strcmp(mode, "debt");
+	pthread_t t;
+
+	log_line = strcmp(mode, "debt-no-line") ? STALL_LINE : INFO_LINE;
+	if (!EXPECT(pthread_create(&t, NULL, database, NULL) == 0, "pthread_create"))
+		return;
+	if (debt) {
+		EXPECT(read_while(r, buf, lifted_and_moved, atomic_load(&low_ops[LOW_WRITER])),
+		       "the stall lines did not lift the cap and let the writer move");
+		report("debt", r);
+		atomic_store(&stop_db, 1);
+		EXPECT(read_while(r, buf, held_again, 0), "not held again after the lines stopped");
+		EXPECT(r->debt.slow_lines > 0, "no stall line counted");
+	} else {
+		read_while(r, buf, windows_past, r->ctl.windows + 40);
+		EXPECT(r->ctl.windows >= 40 && atomic_load(&log_lines) >= 100, "too few windows");
+		EXPECT(r->ctl.debt_lifts == 0, "%s: %llu debt lifts", mode,
+		       (unsigned long long)r->ctl.debt_lifts);
+		EXPECT(atomic_load(&r->gate.cap) == 0, "%s: the cap relaxed to %u", mode,
+		       atomic_load(&r->gate.cap));
+		EXPECT(r->debt.slow_lines == 0, "%s: stall lines counted", mode);
+		EXPECT(!strcmp(mode, "debt-no-glob") == !r->debt.path[0], "%s: log path '%s'", mode,
+		       r->debt.path);
+	}
+	report(mode, r);
+	atomic_store(&stop_db, 1);
+	pthread_join(t, NULL);
+}
+
+static int open_log(const char *dir)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/LOG", dir);
+	log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (log_fd < 0)
+		perror(path);
+	return log_fd;
+}
+
+static int worker(const char *mode, const char *log_dir)
 {
 	void *(*const bodies[LOW_THREADS])(void *) = { writer, vec_writer, buf_writer };
-	struct adaptive_region *r = adaptive_probe_region();
+	struct adaptive_region *r = adaptive_worker_region();
 	pthread_t t[LOW_THREADS];
 	char *rbuf, *wbuf;
 
@@ -262,10 +379,14 @@ static int worker(void)
 		return T_EXIT_FAIL;
 	}
 	memset(wbuf, 0x5a, WRITE_SIZE);
+	if (log_dir && open_log(log_dir) < 0)
+		return T_EXIT_FAIL;
 	for (int i = 0; i < LOW_THREADS; i++)
 		if (pthread_create(&t[i], NULL, bodies[i], wbuf) != 0)
 			return T_EXIT_FAIL;
 	read_until_held(r, rbuf);
+	if (log_dir && test_result() == T_EXIT_PASS)
+		debt_phase(r, mode, rbuf);
 	expect_release(r);
 	expect_published();
 	atomic_store(&stop_writer, 1);
@@ -279,17 +400,10 @@ static int worker(void)
 
 static struct loopdev dev = { .index = -1 };
 static char state_dir[] = "/tmp/iotier-adaptive-state.XXXXXX";
-static volatile pid_t child;
+static char log_dir[] = "/tmp/iotier-adaptive-debt.XXXXXX";
 static char scratch_path[64]; /* bg-buf's file: in memory, not on a shared disk */
 
-/* However the test ends (a failure, meson's timeout): no worker left, no loop device. */
-static void kill_worker(void *arg)
-{
-	(void)arg;
-	if (child > 0)
-		kill(child, SIGKILL);
-}
-
+/* However the test ends (a failure, meson's timeout): no loop device, no scratch file. */
 static void destroy_loopdev(void *arg)
 {
 	loopdev_destroy(arg);
@@ -318,46 +432,46 @@ static int make_scratch(void)
 	return 0;
 }
 
-static int run_worker(const char *self, const char *preload)
+/* The worker under the shim, with the state directory and, for debt*, the LOG's directory. */
+static int run_worker(const char *self, const char *preload, const char *mode)
 {
-	int status;
+	static char state_env[sizeof(state_dir) + 32];
+	static char debt_env[] = "IOTIER_DEBT_LOG=*/LOG";
+	bool debt = !strncmp(mode, "debt", 4);
+	char *env[] = { state_env, strcmp(mode, "debt-no-glob") && debt ? debt_env : NULL, NULL };
 
-	child = fork();
-	if (child < 0)
-		return T_EXIT_FAIL;
-	if (child == 0) {
-		setenv("LD_PRELOAD", preload, 1);
-		setenv("IOTIER_LOW", "bg-*", 1);
-		setenv("IOTIER_TARGET", "read.p99<=10us", 1);
-		setenv("IOTIER_LOG", "warn", 1);
-		setenv("IOTIER_STATE_DIR", state_dir, 1);
-		execl(self, self, "worker", dev.path, scratch_path, (char *)NULL);
-		_exit(127);
-	}
-	if (waitpid(child, &status, 0) != child)
-		return T_EXIT_FAIL;
-	child = 0;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : T_EXIT_FAIL;
+	snprintf(state_env, sizeof(state_env), "IOTIER_STATE_DIR=%s", state_dir);
+	return adaptive_worker_run(self, preload, "read.p99<=10us", env,
+				   (const char *const[]){ dev.path, scratch_path, mode,
+							  debt ? log_dir : NULL, NULL });
+}
+
+static bool known_mode(const char *mode)
+{
+	return !strcmp(mode, "loop") || !strcmp(mode, "debt") || !strcmp(mode, "debt-no-glob") ||
+	       !strcmp(mode, "debt-no-line");
 }
 
 int main(int argc, char **argv)
 {
+	const char *mode = argc == 3 ? argv[2] : "loop";
 	int ret;
 
-	if (argc == 4 && !strcmp(argv[1], "worker")) {
+	if (argc >= 5 && !strcmp(argv[1], "worker")) {
 		dev_path = argv[2];
 		buf_path = argv[3];
-		return worker();
+		return worker(argv[4], argc > 5 ? argv[5] : NULL);
 	}
-	if (argc != 2) {
-		fprintf(stderr, "usage: adaptive-test SHIM_PRELOAD\n");
+	if (argc < 2 || argc > 3 || !known_mode(mode)) {
+		fprintf(stderr, "usage: adaptive-test SHIM_PRELOAD [loop|debt|debt-no-glob|"
+			"debt-no-line]\n");
 		return T_EXIT_FAIL;
 	}
 	if (geteuid() != 0)
 		return test_skip("needs root for a loop device");
-	if (test_cleanup_add(destroy_loopdev, &dev) < 0 || test_cleanup_add(kill_worker, NULL) < 0 ||
+	if (test_cleanup_add(destroy_loopdev, &dev) < 0 || adaptive_worker_kill_on_exit() < 0 ||
 	    test_cleanup_add(remove_scratch, NULL) < 0 || make_scratch() < 0 ||
-	    test_tmpdir(state_dir) < 0)
+	    test_tmpdir(state_dir) < 0 || (strncmp(mode, "debt", 4) == 0 && test_tmpdir(log_dir) < 0))
 		return T_EXIT_FAIL;
 	/* A shallow queue, as in issue 12's rig: reads wait behind the writes in flight. */
 	ret = loopdev_create(&dev, NULL, READ_SPAN + WRITE_SPAN, "mq-deadline", 4);
@@ -367,7 +481,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "loop device: %s\n", strerror(-ret));
 		return T_EXIT_FAIL;
 	}
-	ret = run_worker(argv[0], argv[1]);
+	ret = run_worker(argv[0], argv[1], mode);
 	loopdev_destroy(&dev);
 	remove_scratch(NULL);
 	return ret;

@@ -1,33 +1,41 @@
 // SPDX-License-Identifier: MIT
-/* adaptive_worker.c: the adaptive tests' worker process and its region (adaptive_worker.h). */
+/* adaptive_worker.c: the adaptive tests' worker process and its probes (adaptive_worker.h). */
 #include "adaptive_worker.h"
 
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "self_maps.h"
 #include "test_env.h"
+
+#define MAX_ARGS 8
 
 static volatile pid_t child;
 
 struct adaptive_region *adaptive_worker_region(void)
 {
-	FILE *maps = fopen("/proc/self/maps", "r");
-	char line[512];
-	void *found = NULL;
+	return self_mapping(ADAPTIVE_REGION_LINK);
+}
 
-	while (maps && fgets(line, sizeof(line), maps))
-		if (strstr(line, "/memfd:" ADAPTIVE_REGION_NAME)) {
-			found = (void *)strtoull(line, NULL, 16);
-			break;
-		}
-	if (maps)
-		fclose(maps);
-	return found;
+bool adaptive_worker_in_futex(pid_t tid)
+{
+	char path[64];
+	long nr = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	if (fscanf(f, "%ld", &nr) != 1)
+		nr = -1;
+	fclose(f);
+	return nr == SYS_futex;
 }
 
 static void kill_worker(void *arg)
@@ -42,22 +50,35 @@ int adaptive_worker_kill_on_exit(void)
 	return test_cleanup_add(kill_worker, NULL);
 }
 
+/* In the child: the environment, then exec; never returns. */
+static void exec_worker(const char *self, const char *preload, const char *target,
+			char *const env[], const char *const args[])
+{
+	const char *argv[MAX_ARGS + 3] = { self, "worker" };
+	int n = 2;
+
+	setenv("LD_PRELOAD", preload, 1);
+	setenv("IOTIER_LOW", "bg-*", 1);
+	setenv("IOTIER_TARGET", target, 1);
+	setenv("IOTIER_LOG", "warn", 1);
+	for (int i = 0; env && env[i]; i++)
+		putenv(env[i]);
+	for (int i = 0; args[i] && n < MAX_ARGS + 2; i++)
+		argv[n++] = args[i];
+	execv(self, (char *const *)argv);
+	_exit(127);
+}
+
 int adaptive_worker_run(const char *self, const char *preload, const char *target,
-			const char *arg)
+			char *const env[], const char *const args[])
 {
 	int status;
 
 	child = fork();
 	if (child < 0)
 		return T_EXIT_FAIL;
-	if (child == 0) {
-		setenv("LD_PRELOAD", preload, 1);
-		setenv("IOTIER_LOW", "bg-*", 1);
-		setenv("IOTIER_TARGET", target, 1);
-		setenv("IOTIER_LOG", "warn", 1);
-		execl(self, self, "worker", arg, (char *)NULL);
-		_exit(127);
-	}
+	if (child == 0)
+		exec_worker(self, preload, target, env, args);
 	if (waitpid(child, &status, 0) != child)
 		return T_EXIT_FAIL;
 	child = 0;

@@ -1,26 +1,38 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * adaptive_worker.h: what the adaptive tier's end-to-end tests share. Each re-runs itself as
- * a worker ("SELF worker ARG") under the shim with a target and IOTIER_LOW=bg-*, and the
+ * a worker ("SELF worker ARGS...") under the shim with a target and IOTIER_LOW=bg-*, and the
  * worker judges the shim by the states and counts of the shared region it finds mapped in
- * its own process.
+ * its own process, and by where its low threads sleep (a low thread waits at the gate in
+ * futex). Tests that run under the shim themselves (adaptive-errno, tree-test) use the same
+ * two probes.
  */
 #ifndef IOTIER_TESTS_ADAPTIVE_WORKER_H
 #define IOTIER_TESTS_ADAPTIVE_WORKER_H
 
+#include <stdbool.h>
+#include <sys/types.h>
+
 #include "adaptive_region.h"
 
-/* The worker's own adaptive region, found in /proc/self/maps; NULL when there is none. */
+/* The memfd link of the shim's region, as /proc/self/maps and /proc/self/fd show it. */
+#define ADAPTIVE_REGION_LINK "/memfd:" ADAPTIVE_REGION_NAME
+
+/* This process's adaptive region (self_maps.h); NULL when there is none (no shim, no target). */
 struct adaptive_region *adaptive_worker_region(void);
+
+/* Is thread @tid of this process in the futex syscall right now? */
+bool adaptive_worker_in_futex(pid_t tid);
 
 /* Kill a worker still running however the test ends (cleanup.h): 0, or -1. */
 int adaptive_worker_kill_on_exit(void);
 
 /*
- * Run "@self worker @arg" under @preload with IOTIER_TARGET=@target and wait for it: its
- * exit status, or T_EXIT_FAIL when it did not exit.
+ * Run "@self worker @args..." (@args NULL-terminated) under @preload with IOTIER_LOW=bg-*,
+ * IOTIER_TARGET=@target and IOTIER_LOG=warn, plus the "NAME=VALUE" strings of @env (NULL, or
+ * NULL-terminated), and wait for it: its exit status, or T_EXIT_FAIL when it did not exit.
  */
 int adaptive_worker_run(const char *self, const char *preload, const char *target,
-			const char *arg);
+			char *const env[], const char *const args[]);
 
 #endif

@@ -199,7 +199,8 @@ int main(int argc, char **argv)
 	snprintf(path, sizeof(path), "%s/data", fs.mnt);
 	ret = make_file(path);
 	if (!ret)
-		ret = adaptive_worker_run(argv[0], argv[1], "read.p99<=5s", path);
+		ret = adaptive_worker_run(argv[0], argv[1], "read.p99<=5s", NULL,
+					  (const char *const[]){ path, NULL });
 	scratch_fs_destroy(&fs);
 	return ret;
 }

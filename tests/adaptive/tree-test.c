@@ -26,21 +26,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "adaptive_region.h"
+#include "adaptive_worker.h"
 #include "run_capture.h"
-#include "self_maps.h"
 #include "test_env.h"
 
 #define FD_ENV "IOTIER_ADAPTIVE_FD"
-#define REGION_LINK "/memfd:" ADAPTIVE_REGION_NAME
 #define OUT_MAX 8192
 
 extern char **environ;
-
-static struct adaptive_region *find_region(void)
-{
-	return self_mapping(REGION_LINK);
-}
 
 /* The descriptors on a memfd named like the region; *@cloexec: all of them close-on-exec. */
 static int region_fds(bool *cloexec)
@@ -59,7 +52,7 @@ static int region_fds(bool *cloexec)
 		if (len <= 0)
 			continue;
 		link[len] = '\0';
-		if (strncmp(link, REGION_LINK, strlen(REGION_LINK)))
+		if (strncmp(link, ADAPTIVE_REGION_LINK, strlen(ADAPTIVE_REGION_LINK)))
 			continue;
 		n++;
 		if (!(fcntl(atoi(d->d_name), F_GETFD) & FD_CLOEXEC))
@@ -106,7 +99,7 @@ static void expect_clean(const char *who)
 /* "child ROOT BUMP": map the root's region, bump its splits by BUMP. */
 static int child(pid_t root, unsigned long bump)
 {
-	struct adaptive_region *r = find_region();
+	struct adaptive_region *r = adaptive_worker_region();
 
 	if (!EXPECT(r, "child %d: no region in /proc/self/maps", getpid()))
 		return T_EXIT_FAIL;
@@ -131,7 +124,7 @@ static int bare(void)
 /* "fresh KEEP GONE": a bad handover; our own region, fd KEEP still open, fd GONE closed. */
 static int fresh(int keep, int gone)
 {
-	struct adaptive_region *r = find_region();
+	struct adaptive_region *r = adaptive_worker_region();
 	struct stat st;
 
 	if (!EXPECT(r, "no region of its own after a bad %s", FD_ENV))
@@ -259,7 +252,7 @@ static void expect_bare(const char *self)
 
 static int root(const char *self)
 {
-	struct adaptive_region *r = find_region();
+	struct adaptive_region *r = adaptive_worker_region();
 
 	if (!EXPECT(r, "the root has no region: is the target set?"))
 		return T_EXIT_FAIL;

@@ -8,18 +8,8 @@
 # No I/O is needed: the controller is there, at full, from the start.
 # Usage: test-adaptive-view.sh IOTIER NAMES_PROBE SCHEMA
 set -u
-iotier=$1
-probe=$2
-schema=$3
-fail=0
-# shellcheck source=../lib/testlib.sh
-. "$(dirname "$0")/../lib/testlib.sh"
-work=''
-test_tmpdir work /tmp/iotier-test-adaptive-view.XXXXXX
-holder=""
-# shellcheck disable=SC2016 # expanded when the cleanup runs
-test_cleanup_add '[ -n "$holder" ] && kill "$holder" 2>/dev/null'
-FAIL() { echo "FAIL: $*"; fail=1; }
+# shellcheck source=threads_fixture.sh
+. "$(dirname "$0")/threads_fixture.sh" adaptive-view "$@"
 
 # check_json FILE PYTHON-ASSERTIONS: validate against the schema, then run the assertions
 # with the document as `doc` and its controller as `a`.
@@ -34,26 +24,8 @@ print("json ok")
 PY
 }
 
-# start WHAT CMD...: run CMD as the holder; its first line (ready, or a pid) in $line.
-start() {
-  local what=$1
-  shift
-  coproc HOLD { exec "$@"; }
-  holder=$HOLD_PID
-  line=""
-  read -r -t 20 line <&"${HOLD[0]}"
-  [ -n "$line" ] || { FAIL "$what did not start"; return 1; }
-}
-
-# stop: close the holder's stdin and reap it.
-stop() {
-  eval "exec ${HOLD[1]}>&-"
-  wait "$holder" 2>/dev/null
-  holder=""
-}
-
 # An absolute target: the bound is the target itself, no baseline, at full, its own root.
-if start "names-probe under a target" \
+if holder_start "names-probe under a target" \
      "$iotier" run --low 'nomatch*' --target 'read.p99 <= 1.5ms' -- "$probe" a; then
   "$iotier" threads "$holder" > "$work/text"; rc=$?
   cat "$work/text"
@@ -74,12 +46,12 @@ assert a['creator_pid'] == $holder, a['creator_pid']
 assert a['level'] == a['level_full'] == 12 and a['cap'] == 'unlimited', a
 assert a['chunk_bytes'] == 'unlimited' and a['misses'] == 0, a
 assert doc['adaptive_why'] is None" || FAIL "threads --json, absolute target: see above"
-  stop
+  holder_stop
 fi
 
 # A relative target in a forked child (a subshell: fork, no exec): the region is the root's.
 # shellcheck disable=SC2016 # $BASHPID is the child's, expanded there
-if start "the forked child" "$iotier" run --low 'nomatch*' --target 'read.p99<=2x' -- \
+if holder_start "the forked child" "$iotier" run --low 'nomatch*' --target 'read.p99<=2x' -- \
      bash -c '( echo "$BASHPID"; read -r _ ); :'; then
   child=$line
   "$iotier" threads --json "$child" > "$work/child.json"; rc=$?
@@ -92,11 +64,11 @@ assert a['baseline_ns'] is None and a['bound_ns'] is None, a" ||
     FAIL "threads --json, forked child: see above"
   "$iotier" threads "$child" | grep -qF "baseline not measured yet, bound none yet, tree root pid $holder" ||
     FAIL "threads child: no target line naming the root"
-  stop
+  holder_stop
 fi
 
 # No target: nothing new.
-if start "names-probe without a target" "$iotier" run --low 'nomatch*' -- "$probe" a; then
+if holder_start "names-probe without a target" "$iotier" run --low 'nomatch*' -- "$probe" a; then
   "$iotier" threads "$holder" > "$work/plain"
   grep -q 'adaptive' "$work/plain" && FAIL "threads without a target mentions adaptive"
   "$iotier" threads --json "$holder" > "$work/plain.json"
@@ -104,12 +76,12 @@ if start "names-probe without a target" "$iotier" run --low 'nomatch*' -- "$prob
 assert doc['iotier'] == 'active', doc['iotier']
 assert a is None and doc['adaptive_why'] is None, (a, doc['adaptive_why'])" ||
     FAIL "threads --json without a target: see above"
-  stop
+  holder_stop
 fi
 
 # A region of another layout (another iotier version) is named in one line, never misread,
 # and is "cannot tell" (status 3). A plain process maps one by hand: no shim needed.
-if start "the old-layout holder" /usr/bin/python3 -c '
+if holder_start "the old-layout holder" /usr/bin/python3 -c '
 import mmap, os, struct, sys
 fd = os.memfd_create("iotier-adaptive")
 os.ftruncate(fd, 1 << 16)
@@ -128,7 +100,7 @@ sys.stdin.read()'; then
 assert a is None, a
 assert 'another layout' in doc['adaptive_why'], doc['adaptive_why']" ||
     FAIL "threads --json, old layout: see above"
-  stop
+  holder_stop
 fi
 
 [ $fail -eq 0 ] && echo "ok: adaptive view"

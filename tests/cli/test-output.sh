@@ -7,18 +7,8 @@
 # (exit 3), never "not loaded"; a bad value in a flag comes back escaped on one line.
 # Usage: test-output.sh IOTIER NAMES_PROBE SCHEMA
 set -u
-iotier=$1
-probe=$2
-schema=$3
-fail=0
-# shellcheck source=../lib/testlib.sh
-. "$(dirname "$0")/../lib/testlib.sh"
-work=''
-test_tmpdir work /tmp/iotier-test-output.XXXXXX
-holder=""
-# shellcheck disable=SC2016 # expanded when the cleanup runs
-test_cleanup_add '[ -n "$holder" ] && kill "$holder" 2>/dev/null'
-FAIL() { echo "FAIL: $*"; fail=1; }
+# shellcheck source=threads_fixture.sh
+. "$(dirname "$0")/threads_fixture.sh" output "$@"
 
 # One line on stderr, exit 2, the value shown escaped and no raw control byte.
 expect_escaped_error() { # want args...
@@ -43,11 +33,9 @@ expect_escaped_error "unknown option '--\xff'" run $'--\xff' -- true
 names=("" $'\nnl' $'\e[31mred' $'\xffA' $'a\tb')
 shown=("" '\nnl' '\e[31mred' '\xffA' '\tb')
 hex=("" "0a6e6c" "1b5b33316d726564" "ff41" "610962")
-coproc HOLD { exec "$iotier" run --low 'nomatch*' -- "$probe" "${names[@]}"; }
-holder=$HOLD_PID
-read -r -t 20 line <&"${HOLD[0]}"
+holder_start "names-probe" "$iotier" run --low 'nomatch*' -- "$probe" "${names[@]}"
 if [ "$line" != ready ]; then
-  FAIL "names-probe did not start"
+  [ -z "$line" ] || FAIL "names-probe did not start: $line"
 else
   "$iotier" threads "$holder" > "$work/text"; rc=$?
   cat -A "$work/text"
@@ -94,7 +82,7 @@ PY
     test_skip "the other-user case needs root and setpriv"
   fi
 fi
-[ -n "$holder" ] && { eval "exec ${HOLD[1]}>&-"; wait "$holder" 2>/dev/null; holder=""; }
+holder_stop
 
 [ $fail -eq 0 ] && echo "ok: output"
 exit $fail

@@ -171,14 +171,8 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("adaptive-view");
-	TCase *tc = tcase_create("core");
-
-	tcase_add_test(tc, test_odd_sequence_never_kept);
-	tcase_add_test(tc, test_moved_sequence_not_kept);
-	tcase_add_test(tc, test_always_odd_gives_up);
-	tcase_add_test(tc, test_copy_error_returned);
-	tcase_add_test(tc, test_step_bumps_sequence);
-	suite_add_tcase(s, tc);
-	return check_run_suite(s);
+	return check_run_case("adaptive-view", "core", (const TTest *const[]){
+		test_odd_sequence_never_kept, test_moved_sequence_not_kept,
+		test_always_odd_gives_up, test_copy_error_returned, test_step_bumps_sequence,
+		NULL });
 }

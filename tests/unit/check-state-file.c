@@ -58,13 +58,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("state-file");
-	TCase *tc = tcase_create("starttime");
-
-	tcase_add_test(tc, test_plain);
-	tcase_add_test(tc, test_name_with_parens_and_spaces);
-	tcase_add_test(tc, test_cut_short);
-	tcase_add_test(tc, test_own_process);
-	suite_add_tcase(s, tc);
-	return check_run_suite(s);
+	return check_run_case("state-file", "starttime", (const TTest *const[]){
+		test_plain, test_name_with_parens_and_spaces, test_cut_short, test_own_process,
+		NULL });
 }
