@@ -26,6 +26,7 @@ void adaptive_params_default(struct adaptive_params *p)
 	p->hysteresis_mult = 4;
 	p->backoff_max = 32;
 	p->idle_windows = 2;
+	p->idle_reads = 8;              /* under 2 reads a window over 4 windows */
 	p->probe_every_ns = 30 * NS_PER_SEC;
 	p->probe_drain_ns = 50000000;    /* 50 ms */
 	p->probe_measure_ns = 250000000; /* 250 ms: 300 ms held in all */
@@ -288,10 +289,24 @@ static void judge_debt(struct adaptive *c, enum adaptive_debt debt)
 	c->resume_level = c->debt_level + 1 < c->level ? c->debt_level + 1 : c->level;
 }
 
+/*
+ * A window reaches judgement with fewer than min_samples reads only once it has been
+ * extended to its longest. Fewer than idle_reads there are stray reads, not a reader: a
+ * flush thread reading back the table it just wrote, a stats thread. They say nothing about
+ * a percentile (one slow one would be a miss), and judged, they would keep a low tier held
+ * long after the reader stopped: treated as a window without reads.
+ */
+static uint64_t reader_reads(const struct adaptive *c, const struct adaptive_window *w)
+{
+	uint64_t reads = adaptive_hist_count(w->hist);
+
+	return reads < c->p.idle_reads ? 0 : reads;
+}
+
 static void judge_window(struct adaptive *c, uint64_t now_ns)
 {
 	const struct adaptive_window *w = &c->pending;
-	uint64_t reads = adaptive_hist_count(w->hist);
+	uint64_t reads = reader_reads(c, w);
 	bool judged = c->target_ns != 0;
 
 	c->windows++;

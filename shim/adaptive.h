@@ -38,6 +38,8 @@ struct adaptive_params {
 	uint32_t hysteresis_mult;  /* ... times this, to climb back to a level that missed, */
 	uint32_t backoff_max;      /* doubled on each new miss there, up to this */
 	uint32_t idle_windows;     /* windows without reads before the low tier is released */
+	uint32_t idle_reads;       /* a window that, extended to its longest, saw fewer reads
+				      than this counts as one without reads (stray reads) */
 	uint64_t probe_every_ns;   /* relative targets: how often the baseline is re-measured */
 	uint64_t probe_drain_ns;   /* hold, let the low tier's I/O leave the device, ignore */
 	uint64_t probe_measure_ns; /* hold and measure the reads alone (longer if few reads) */

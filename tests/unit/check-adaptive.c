@@ -278,6 +278,41 @@ START_TEST(test_idle_release_and_resume)
 }
 END_TEST
 
+/*
+ * The reader frozen (bench/burst) while the low tier is held: every low thread waits at the
+ * gate, so the steps come once a lease (1 s), when a held thread passes. Meanwhile another
+ * high thread reads now and then (RocksDB's flush thread reading back the table it wrote,
+ * O_DIRECT, slowed by its own writeback: 5 ms), one read every 1.6 s. Every window but a few
+ * holds one such read: judged, each was a miss (1 of 1 over the target) and kept the low tier
+ * held for as long as the reader stayed frozen. They are stray reads: the tier is released.
+ */
+START_TEST(test_stray_reads_release)
+{
+	static struct adaptive_window w;
+	uint64_t next_stray;
+	int steps = 0;
+
+	start_and_miss(ADAPTIVE_LEVEL_FULL);
+	next_stray = now + 300 * MS;
+	while (c.level != ADAPTIVE_LEVEL_FULL && steps < 30) {
+		uint64_t end = now + SEC; /* the lease: when a held low thread passes and steps */
+
+		memset(&w, 0, sizeof(w));
+		for (; next_stray < end; next_stray += 1600 * MS)
+			w.hist[hist_bucket(BAD)]++;
+		w.low_limited = 1;
+		now = end;
+		adaptive_step(&c, now, &w);
+		steps++;
+	}
+	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL);
+	ck_assert_uint_le(steps, params.idle_windows); /* two windows, as for no reads at all */
+	/* The reader thawed: its first missed window holds the tier again. */
+	feed(BAD, 300, ADAPTIVE_DEBT_NONE);
+	ck_assert_uint_eq(c.level, 0);
+}
+END_TEST
+
 /* A slowdown: one level up a window, whatever the reads say. */
 START_TEST(test_debt_relaxes)
 {
@@ -451,6 +486,7 @@ int main(void)
 	tcase_add_test(rules, test_cut_and_hysteresis);
 	tcase_add_test(rules, test_min_samples_and_window);
 	tcase_add_test(rules, test_idle_release_and_resume);
+	tcase_add_test(rules, test_stray_reads_release);
 	tcase_add_test(rules, test_debt_relaxes);
 	tcase_add_test(rules, test_debt_stop_goes_full);
 	tcase_add_test(rules, test_debt_then_resume);
