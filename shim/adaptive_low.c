@@ -23,7 +23,7 @@ uint32_t adaptive_gate_enter(void)
 
 	if (atomic_load_explicit(&gate->cap, memory_order_relaxed) == LOW_GATE_UNLIMITED)
 		return 0;
-	return low_gate_enter(gate, sys_getpid(), adaptive_self_tid());
+	return adaptive_region_gate_enter(adaptive_on, sys_getpid(), adaptive_self_tid());
 }
 
 uint32_t adaptive_push_chunk(void)

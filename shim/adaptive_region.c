@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static void publish(struct adaptive_region *r, uint64_t now_ns)
@@ -173,4 +174,27 @@ int adaptive_region_maybe_step(struct adaptive_region *r, uint64_t now_ns, pid_t
 	publish(r, now_ns);
 	atomic_store(&r->stepper, 0);
 	return 1;
+}
+
+struct gate_waiter {
+	struct adaptive_region *r;
+	pid_t pid, tid;
+};
+
+/* A held thread's tick: step if the window ended (the coarse clock, as after a low I/O). */
+static void step_while_held(void *arg)
+{
+	const struct gate_waiter *w = arg;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	adaptive_region_maybe_step(w->r, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec,
+				   w->pid, w->tid);
+}
+
+uint32_t adaptive_region_gate_enter(struct adaptive_region *r, pid_t pid, pid_t tid)
+{
+	struct gate_waiter w = { .r = r, .pid = pid, .tid = tid };
+
+	return low_gate_enter_ticking(&r->gate, pid, tid, step_while_held, &w);
 }

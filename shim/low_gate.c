@@ -150,7 +150,8 @@ static bool try_admit(struct low_gate *g, uint32_t cap)
 	return false;
 }
 
-uint32_t low_gate_enter(struct low_gate *g, pid_t pid, pid_t tid)
+uint32_t low_gate_enter_ticking(struct low_gate *g, pid_t pid, pid_t tid, low_gate_tick_fn *tick,
+				void *arg)
 {
 	uint64_t id = (uint64_t)(uint32_t)pid << 32 | (uint32_t)tid;
 	bool counted = false;
@@ -179,9 +180,16 @@ uint32_t low_gate_enter(struct low_gate *g, pid_t pid, pid_t tid)
 		if (!futex_wait(&g->seq, seen, atomic_load(&g->wait_slice_ns)))
 			low_gate_reclaim_dead(g);
 		atomic_fetch_sub(&g->waiters, 1);
+		if (tick)
+			tick(arg);
 	}
 	errno = saved;
 	return ticket;
+}
+
+uint32_t low_gate_enter(struct low_gate *g, pid_t pid, pid_t tid)
+{
+	return low_gate_enter_ticking(g, pid, tid, NULL, NULL);
 }
 
 static void release_slot(struct low_gate *g, uint32_t index)

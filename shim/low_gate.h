@@ -58,6 +58,14 @@ void low_gate_set_cap(struct low_gate *g, uint32_t cap, uint64_t lease_ns);
  */
 uint32_t low_gate_enter(struct low_gate *g, pid_t pid, pid_t tid);
 
+/*
+ * low_gate_enter, calling @tick(@arg) after every wait (a wake-up or a wait slice): a held
+ * tier's waiters are the only threads left to run the controller when the reader stops.
+ */
+typedef void low_gate_tick_fn(void *arg);
+uint32_t low_gate_enter_ticking(struct low_gate *g, pid_t pid, pid_t tid, low_gate_tick_fn *tick,
+				void *arg);
+
 /* After it: release @ticket and count @bytes done (a failed I/O reports 0). Keeps errno. */
 void low_gate_exit(struct low_gate *g, uint32_t ticket, uint64_t bytes);
 

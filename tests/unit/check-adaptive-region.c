@@ -6,6 +6,7 @@
  * bytes and waits reach the controller, and every cap carries its lease.
  */
 #include <check.h>
+#include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -191,6 +192,54 @@ START_TEST(test_slots_summed_per_window)
 }
 END_TEST
 
+/*
+ * Wait for @child to exit, at most 20 s (a loaded machine; meson stops a test at 30 s),
+ * then kill it. Its exit status, or -1.
+ */
+static int wait_child(pid_t child)
+{
+	int status;
+
+	for (int ms = 0; ms < 20000; ms++) {
+		if (waitpid(child, &status, WNOHANG) == child)
+			return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+		usleep(1000);
+	}
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	return -1;
+}
+
+/*
+ * The reader gone and the low tier held: its threads wait at the gate, and nobody else
+ * does I/O. The waiters step the controller themselves: two windows without reads, and it
+ * releases the tier and lets them go. The lease is made endless here, so only their steps
+ * can open the gate (without them the child waits until it is killed).
+ */
+START_TEST(test_held_waiters_step)
+{
+	pid_t child;
+
+	for (int i = 0; i < ADAPTIVE_LEVEL_FULL; i++) {
+		note_reads(SLOW, 300);
+		ck_assert_int_eq(step_at(atomic_load(&r->deadline_ns)), 1);
+	}
+	ck_assert_uint_eq(r->ctl.level, 0);
+	low_gate_set_cap(&r->gate, 0, 0);
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		for (int i = 0; i < 100 && r->ctl.level != ADAPTIVE_LEVEL_FULL; i++)
+			low_gate_exit(&r->gate, adaptive_region_gate_enter(r, getpid(), self_tid()), 0);
+		_exit(r->ctl.level == ADAPTIVE_LEVEL_FULL ? 0 : 1);
+	}
+	ck_assert_int_eq(wait_child(child), 0);
+	ck_assert_uint_eq(r->ctl.level, ADAPTIVE_LEVEL_FULL);
+	ck_assert_uint_eq(atomic_load(&r->gate.cap), LOW_GATE_UNLIMITED);
+	ck_assert_uint_ge(r->ctl.windows, ADAPTIVE_LEVEL_FULL + r->ctl.p.idle_windows);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("adaptive-region");
@@ -204,6 +253,7 @@ int main(void)
 	tcase_add_test(tc, test_low_counters_reach_controller);
 	tcase_add_test(tc, test_dead_stepper_taken_over);
 	tcase_add_test(tc, test_slots_summed_per_window);
+	tcase_add_test(tc, test_held_waiters_step);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }
