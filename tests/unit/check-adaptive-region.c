@@ -3,7 +3,8 @@
  * check-adaptive-region.c: unit tests of the adaptive tier's shared state: reads noted in
  * a forked child count in the parent's window, whichever process steps sizes the one gate
  * for both, a step happens once per window (a try-lock, never a wait), the low tier's
- * bytes and waits reach the controller, and every cap carries its lease.
+ * bytes and waits reach the controller, every cap carries its lease, and threads held at
+ * the gate step the controller themselves.
  */
 #include <check.h>
 #include <signal.h>
