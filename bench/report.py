@@ -672,12 +672,23 @@ def sustained_text(meta):
     """What the sustained run did, in one paragraph."""
     cal = meta.get("calibration") or {}
     bursty = meta.get("bursty_variants", "").split()
-    return (f"Writer calibrated first: untagged sustained {cal.get('sustained_mib_s', '?')} MiB/s "
-            f"without stalls (from 8 MiB/s, doubling while untagged keeps up or halving down to 1 MiB/s "
-            f"until it does; under 1% stalled and at least 90% of the rate achieved), starting "
-            f"from the master DB fully compacted, so that every byte of compaction debt is the "
-            f"writer's; every run writes at 60% of it, {meta['rate'] / 2**20:.1f} MiB/s. Each "
-            f"phase is {meta['seconds']} s: *steady*, the reader always on; *bursty* (for "
+    if cal.get("given"):
+        lead = (f"Writer at the rate given with `--rate` (no calibration, so that runs to compare "
+                f"write alike), starting from the master DB fully compacted, so that every byte "
+                f"of compaction debt is the writer's: {meta['rate'] / 2**20:.1f} MiB/s. ")
+    else:
+        lead = (f"Writer calibrated first: untagged sustained {cal.get('sustained_mib_s', '?')} MiB/s "
+                f"without stalls (from 8 MiB/s, doubling while untagged keeps up, then one step "
+                f"of 1.5x, or halving down to 1 MiB/s until it does; under 1% stalled and at "
+                f"least 90% of the rate achieved), starting from the master DB fully compacted, "
+                f"so that every byte of compaction debt is the writer's; every run writes at 60% "
+                f"of it, {meta['rate'] / 2**20:.1f} MiB/s. ")
+    return lead + sustained_phases_text(meta, bursty)
+
+
+def sustained_phases_text(meta, bursty):
+    """The phases and the columns of a sustained run."""
+    return (f"Each phase is {meta['seconds']} s: *steady*, the reader always on; *bursty* (for "
             + ", ".join(f"`{v}`" for v in bursty if v in meta["variants"].split())
             + "), the reader frozen and thawed 10 s each (`bench/burst`, cgroup v1 freezer on "
             "the reader thread alone), its percentiles from its on periods. Latency is over the "

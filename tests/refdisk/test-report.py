@@ -214,6 +214,19 @@ class Report(unittest.TestCase):
         out = report("--compare", w1, w3)
         self.assertTrue(line(out, "| RocksDB --enable_io_prio | steady |").endswith("| - |"))
 
+    def test_rate_given_replaces_calibration(self):
+        import report
+        meta = {"rate": 10 << 20, "seconds": 40, "variants": "untagged adaptive",
+                "bursty_variants": "untagged"}
+        calibrated = report.sustained_text(dict(meta, calibration={"sustained_mib_s": 16}))
+        given = report.sustained_text(dict(meta, calibration={"given": True}))
+        self.assertIn("untagged sustained 16 MiB/s", calibrated)
+        self.assertIn("given with `--rate` (no calibration", given)
+        self.assertNotIn("calibrated first", given)
+        for text in (calibrated, given):
+            self.assertIn("Each phase is 40 s", text)
+            self.assertIn("10.0 MiB/s", text)
+
     def test_compare_wants_two_sustained_runs(self):
         w1 = make_work(self.root, "one")
         p = subprocess.run([sys.executable, os.path.join(BENCH, "report.py"), "--compare", w1],
