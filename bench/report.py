@@ -299,7 +299,9 @@ def plot(work, runs, svg_dir, rel_dir, prefix="rocksdb-"):
             files.append(write(vid, r))
             labels.append(f"'{vid} run {r['rep']}'")
         out = os.path.join(svg_dir, f"{prefix}{vid}.svg")
-        heading = f"{VARIANTS[vid][0]}: foreground read latency CDF"
+        base, _, phase = vid.partition("~")  # a sustained run's phases: "low~bursty"
+        heading = (f"{VARIANTS[base][0]}{', ' + phase + ' reader' if phase else ''}: "
+                   f"foreground read latency CDF")
         subprocess.run(["gnuplot", "-e",
                         f"out='{out}'; heading=\"{heading}\"; files='{' '.join(files)}'; "
                         f"labels=\"{' '.join(labels)}\"; refs={nrefs}",
