@@ -227,6 +227,25 @@ class Report(unittest.TestCase):
             self.assertIn("Each phase is 40 s", text)
             self.assertIn("10.0 MiB/s", text)
 
+    def test_cdfs_of_bursty_phases(self):
+        """One sustained run written alone draws a CDF per phase, bursty ones included
+        (report.py once failed on the phase's run id, 'adaptive~bursty')."""
+        hist = ("------------------------------------------------------\n"
+                "[       0,       1 ]      100  50.000%  50.000% ##########\n"
+                "(       1,       2 ]      100  50.000% 100.000% ##########\n\n")
+        with tempfile.TemporaryDirectory() as root:
+            work = make_work(root, "run")
+            for run in ("alone.1", "adaptive~bursty.1"):
+                log = os.path.join(work, "runs", run, "db_bench.log")
+                head, _, tail = open(log).read().partition("rocksdb.number.keys.written")
+                write(log, head + hist + "rocksdb.number.keys.written" + tail)
+            md = os.path.join(root, "B.md")
+            write(md, "# Benchmarks\n")
+            report(work, "--write", md, "--svg-dir", os.path.join(root, "svg"))
+            svg = os.path.join(root, "svg", "rocksdb-sustained-adaptive~bursty.svg")
+            self.assertTrue(os.path.exists(svg), os.listdir(os.path.join(root, "svg")))
+            self.assertIn("bursty reader", open(svg).read())
+
     def test_compare_wants_two_sustained_runs(self):
         w1 = make_work(self.root, "one")
         p = subprocess.run([sys.executable, os.path.join(BENCH, "report.py"), "--compare", w1],
