@@ -241,10 +241,36 @@ static void fill_rows(struct threads_report *r, const struct state_table *table,
 		row->tier = table ? tier_name(slot ? slot->tier : 0) : NULL;
 		row->by = table ? reason(slot) : NULL;
 		row->cgroup_ok = cgroup_describe_task(r->pid, tids[i], row->cgroup, sizeof(row->cgroup),
-						      &row->weight) == 0;
+						      &row->weight) > 0; /* the version */
 		if (!row->cgroup_ok)
 			row->weight = 0;
 		r->n++;
+	}
+}
+
+/*
+ * An iotier-low cgroup without a weight: the kernel offers no weight file there (blkio v1
+ * without bfq). The shim warns of it only when a weight was asked for, so this is where a
+ * default weight that could not be had is told (once per cgroup; v1 has one per process).
+ */
+static void print_weightless(const struct threads_report *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		const struct thread_row *row = &r->rows[i];
+		const char *base = strrchr(row->cgroup, '/');
+		bool seen = false;
+
+		if (!row->cgroup_ok || row->weight || !base ||
+		    strncmp(base + 1, CGROUP_LOW_PREFIX, strlen(CGROUP_LOW_PREFIX)))
+			continue;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = r->rows[j].cgroup_ok && !strcmp(r->rows[j].cgroup, row->cgroup);
+		if (seen)
+			continue;
+		fputs("note: ", stdout);
+		text_escape_fputs(row->cgroup, stdout);
+		fputs(" has no weight file (the kernel offers none there: blkio v1 without bfq);\n"
+		      "      its threads keep only their I/O priority\n", stdout);
 	}
 }
 
@@ -274,6 +300,7 @@ static void print_text(const struct threads_report *r)
 		text_escape_fputs(row->cgroup_ok ? row->cgroup : "?", stdout);
 		putchar('\n');
 	}
+	print_weightless(r);
 }
 
 /* parse: "[--json] PID" in either order; 0, -1 after --help, or an exit status. */
