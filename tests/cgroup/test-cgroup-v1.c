@@ -490,8 +490,8 @@ static int case_cli_weight(void)
 	return ok ? 0 : 1;
 }
 
-/* `iotier threads PID` mentions @what (or, with @present false, does not). */
-static bool threads_say(pid_t pid, const char *what, bool present)
+/* `iotier threads PID` shows cgroup @cg and mentions @what (or, @present false, does not). */
+static bool threads_say(pid_t pid, const char *cg, const char *what, bool present)
 {
 	char num[16], out[8192];
 	const char *argv[] = { cli_path, "threads", num, NULL };
@@ -499,8 +499,10 @@ static bool threads_say(pid_t pid, const char *what, bool present)
 
 	snprintf(num, sizeof(num), "%d", (int)pid);
 	ret = run_capture(argv, out, sizeof(out), NULL);
-	return EXPECT(ret == 0 && !strstr(out, what) == !present, "iotier threads (exit %d) %s "
-		      "'%s':\n%s", ret, present ? "does not say" : "says", what, out);
+	return EXPECT(ret == 0 && strstr(out, cg), "iotier threads (exit %d) does not show %s:\n%s",
+		      ret, cg, out) &&
+	       EXPECT(!strstr(out, what) == !present, "iotier threads %s '%s':\n%s",
+		      present ? "does not say" : "says", what, out);
 }
 
 /* The state file @dir/PID.state has the line @want. */
@@ -542,7 +544,7 @@ static int case_shim_default_weight(void)
 	     in_cgroup(p.pid, p.pid, p.low, "main") &&
 	     has_weight(p.low_dir, LOW_WEIGHT_DEFAULT) &&
 	     state_says(dir, p.pid, line) &&
-	     threads_say(p.pid, "has no weight file", !weights) &&
+	     threads_say(p.pid, p.low, "has no weight file", !weights) &&
 	     probe_ends_clean(&p, "exit()") &&
 	     EXPECT(stderr_lines(&p, text, sizeof(text)) == 0, "stderr: '%s'", text);
 	rmdir(dir);
