@@ -56,7 +56,7 @@ bool cgroup_tier_usable(void);
 
 /*
  * The weight of this process's low cgroup, for the state file: the weight it was given, 0
- * when the cgroup has no weight file (the kernel offers none there: blkio v1 without bfq),
+ * when the cgroup has no weight file (the kernel offers none there, as blkio v1 without bfq),
  * -1 while this process has no low cgroup. Placed by `iotier run --cgroup-weight`, the
  * weight is this process's IOTIER_LOW_WEIGHT, which the CLI wrote.
  */

@@ -271,7 +271,7 @@ static void print_weightless(const struct threads_report *r)
 			continue;
 		fputs("note: ", stdout);
 		text_escape_fputs(row->cgroup, stdout);
-		fputs(" has no weight file (the kernel offers none there: blkio v1 without bfq);\n"
+		fputs(" has no weight file (the kernel offers none there, as blkio v1 without bfq);\n"
 		      "      its threads keep only their I/O priority\n", stdout);
 	}
 }
