@@ -38,6 +38,7 @@ static struct {
 	int version;             /* 0 inert, 1 blkio v1, 2 io v2 */
 	bool warn;               /* IOTIER_LOG is not off */
 	unsigned weight;         /* IOTIER_LOW_WEIGHT */
+	bool weight_asked;       /* ... was given, not the default: its absence is warned of */
 	enum cgroup_mode mode;
 	char mount[PATH_MAX];    /* where the hierarchy is mounted */
 	char mount_root[PATH_MAX]; /* which cgroup the mount shows at its top (usually "/") */
@@ -49,6 +50,7 @@ static struct {
 	int ready;               /* child exists with its weight */
 	int placed;              /* the whole process is in child */
 	int broken;              /* placement failed once: stop trying (already warned) */
+	int weight_file;         /* the child's weight: 1 has one, -1 no weight file, 0 unknown */
 } st;
 
 
@@ -146,6 +148,23 @@ static void warn_once(const char *what, const char *path, int err)
 	shim_warn_once(WARN_CGROUP, "%s%s%s%s%s; low threads keep only their I/O priority", what,
 		       path ? " " : "", path ? path : "", err ? ": " : "",
 		       err ? (desc ? desc : "error") : "");
+}
+
+/*
+ * Does @dir have any weight file? v1 blkio has one only with bfq (or the old CFQ) in the
+ * kernel, v2 io only with io.weight's iocost or bfq.
+ */
+static bool has_weight_file(const char *dir)
+{
+	static const char *const files[] = { "blkio.bfq.weight", "blkio.weight", "io.weight",
+					     "io.bfq.weight" };
+	char path[PATH_MAX];
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		if (join(path, sizeof(path), dir, files[i]) == 0 &&
+		    sys_call(SYS_faccessat, AT_FDCWD, path, F_OK, 0) == 0)
+			return true;
+	return false;
 }
 
 /* ---- finding the hierarchy and our place in it ---- */
@@ -322,7 +341,7 @@ static int locate(void)
 	int ret;
 
 	st.pid = (pid_t)sys_call(SYS_getpid);
-	st.ready = st.placed = st.broken = 0;
+	st.ready = st.placed = st.broken = st.weight_file = 0;
 	st.pinned = st.owned = false;
 	ret = task_cgroup("/proc/self/cgroup", st.version, cg, sizeof(cg));
 	if (ret < 0)
@@ -336,6 +355,7 @@ static int locate(void)
 		st.owned = owner == st.pid;
 		st.ready = st.placed = 1;
 		memcpy(st.child, dir, slen(dir) + 1);
+		st.weight_file = has_weight_file(st.child) ? 1 : -1;
 		*slash = '\0';
 		memcpy(st.parent, dir, slen(dir) + 1);
 		return 0;
@@ -417,6 +437,7 @@ int cgroup_tier_init(const struct config *cfg)
 	memset(&st, 0, sizeof(st));
 	st.warn = cfg->log != LOG_OFF;
 	st.weight = cfg->low_weight ? cfg->low_weight : LOW_WEIGHT_DEFAULT;
+	st.weight_asked = cfg->low_weight_given;
 	st.mode = cfg->cgroup_mode;
 	if (st.mode == CGROUP_OFF)
 		return 0;
@@ -448,6 +469,15 @@ int cgroup_tier_version(void)
 bool cgroup_tier_usable(void)
 {
 	return st.version && !__atomic_load_n(&st.broken, __ATOMIC_RELAXED);
+}
+
+int cgroup_tier_weight(void)
+{
+	int file = __atomic_load_n(&st.weight_file, __ATOMIC_RELAXED);
+
+	if (!st.version || (pid_t)sys_call(SYS_getpid) != st.pid || !file)
+		return -1;
+	return file > 0 ? (int)st.weight : 0;
 }
 
 /* ---- placement ---- */
@@ -546,9 +576,20 @@ static int ensure_child(void)
 		     st.parent, ret == -EBUSY || ret == -ENODEV ? 0 : -ret);
 		return -1;
 	}
-	if (write_weights(st.weight) == 0)
-		warn_once("no weight file (blkio.bfq.weight, blkio.weight, io.weight) in", st.child,
-			  0);
+	/*
+	 * No weight file: the kernel offers no weight here (v1 blkio without bfq). A weight the
+	 * user asked for and cannot have is worth the one warning; the default's absence would
+	 * only be noise on every wrapped program's stderr, so it is told where one looks for it
+	 * instead: the state file and `iotier threads` (docs/cgroup.md).
+	 */
+	if (write_weights(st.weight) == 0) {
+		__atomic_store_n(&st.weight_file, -1, __ATOMIC_RELAXED);
+		if (st.weight_asked)
+			warn_once("no weight file (blkio.bfq.weight, blkio.weight, io.weight) in",
+				  st.child, 0);
+	} else {
+		__atomic_store_n(&st.weight_file, 1, __ATOMIC_RELAXED);
+	}
 	__atomic_store_n(&st.ready, 1, __ATOMIC_RELAXED);
 	return 0;
 }

@@ -12,7 +12,9 @@
  * Every function here may run on an I/O path or in a signal handler: no malloc, no stdio, no
  * locks; raw syscalls and stack buffers only. Problems are reported once, as one stderr line
  * starting with "iotier: ", and never stop the caller: I/O priority tagging goes on without
- * the cgroup.
+ * the cgroup. A kernel that offers no weight file (v1 blkio without bfq) is warned of only
+ * when IOTIER_LOW_WEIGHT was given; with the default weight it shows in the state file and
+ * `iotier threads` instead.
  */
 #ifndef IOTIER_CGROUP_TIER_H
 #define IOTIER_CGROUP_TIER_H
@@ -51,6 +53,14 @@ int cgroup_tier_version(void);
 
 /* A hierarchy is in use and no placement has failed (after a failure we stop trying). */
 bool cgroup_tier_usable(void);
+
+/*
+ * The weight of this process's low cgroup, for the state file: the weight it was given, 0
+ * when the cgroup has no weight file (the kernel offers none there, as blkio v1 without bfq),
+ * -1 while this process has no low cgroup. Placed by `iotier run --cgroup-weight`, the
+ * weight is this process's IOTIER_LOW_WEIGHT, which the CLI wrote.
+ */
+int cgroup_tier_weight(void);
 
 /*
  * For `iotier threads`: the io cgroup of thread @tid of process @pid (the blkio line on v1,

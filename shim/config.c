@@ -91,6 +91,7 @@ static int parse_low_weight(struct config *cfg, const char *value, char *err, si
 		return -1;
 	}
 	cfg->low_weight = (unsigned)weight;
+	cfg->low_weight_given = true;
 	return 0;
 }
 
@@ -324,6 +325,7 @@ void config_defaults(struct config *cfg)
 		if (config_table[i].parse)
 			config_table[i].parse(cfg, config_table[i].default_value, err, sizeof(err));
 	cfg->low_class_given = false;
+	cfg->low_weight_given = false;
 }
 
 /*

@@ -35,6 +35,9 @@ struct config {
 	enum log_level log;
 	enum cgroup_mode cgroup_mode;  /* IOTIER_CGROUP: auto unless configured */
 	unsigned low_weight;           /* IOTIER_LOW_WEIGHT: the low cgroup's io/blkio weight */
+	bool low_weight_given;         /* IOTIER_LOW_WEIGHT was set (env, file or --cgroup-weight),
+					* not the default: only then is a kernel without a weight
+					* file worth a warning (cgroup_tier.c) */
 
 	/* Low paths (docs/low-paths.md). */
 	uint64_t writeback_bytes; /* steer a low thread's writeback every N bytes per file; 0 off */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "adaptive_view.h"
+#include "cgroup_tier.h"
 #include "shim.h"
 #include "state_file.h"
 #include "sys.h"
@@ -129,6 +130,19 @@ static void format_adaptive(struct out *o)
 	}
 }
 
+/* The low cgroup's weight, once there is one: "none" when the kernel offers no weight file. */
+static void format_low_cgroup(struct out *o)
+{
+	int weight = cgroup_tier_weight();
+
+	if (weight < 0)
+		return;
+	if (weight == 0)
+		put_str(o, "low_cgroup_weight none\n");
+	else
+		put_line(o, "low_cgroup_weight", (unsigned long long)weight);
+}
+
 static void format_state(struct out *o, pid_t pid)
 {
 	unsigned counts[2][4] = { { 0 } };
@@ -152,6 +166,7 @@ static void format_state(struct out *o, pid_t pid)
 			put_num(o, counts[t][c]);
 			put_str(o, "\n");
 		}
+	format_low_cgroup(o);
 	format_adaptive(o);
 }
 

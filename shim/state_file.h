@@ -9,6 +9,9 @@
  *     starttime 5678            (field 22 of /proc/PID/stat: tells a reused pid apart)
  *     process_tier low          (low, high or untagged: what comm:/cmdline: rules say)
  *     threads low idle 3        (tagged threads, by tier and the class they run with)
+ *     low_cgroup_weight 10      (once the process has an iotier-low.<pid> cgroup: its weight,
+ *                                or "none" when the kernel offers no weight file there, as
+ *                                blkio v1 without bfq; docs/cgroup.md)
  *     adaptive_target_permille 990   (under a target only: the controller, one number a
  *     adaptive_level 5                line, as shim/adaptive_view.h names the fields)
  *

@@ -252,11 +252,13 @@ static int evaluate_locked(struct state_slot *slot)
 	slot->flags = (slot->explicit_tier ? SLOT_EXPLICIT : 0) |
 		      (!slot->explicit_tier && by_thread ? SLOT_BY_THREAD_RULE : 0) |
 		      (!slot->explicit_tier && !by_thread && by_process ? SLOT_BY_PROCESS_RULE : 0);
+	/* v1 only; no syscall until a low cgroup exists. Before publishing: the state file
+	 * shows the low cgroup's weight once the cgroup exists. */
+	cgroup_tier_thread(tid, tier == IOTIER_LOW);
 	if ((int32_t)tier != slot->tier) {
 		__atomic_store_n(&slot->tier, tier, __ATOMIC_RELEASE);
 		state_file_publish();
 	}
-	cgroup_tier_thread(tid, tier == IOTIER_LOW); /* v1 only; no syscall until a low cgroup exists */
 	return err;
 }
 

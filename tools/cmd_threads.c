@@ -33,8 +33,10 @@ static const char threads_help[] =
 	"rule, a process rule or an explicit iotier_set_tier() call), and the I/O priority\n"
 	"class and level that ioprio_get(2) reports for it now, then the thread's io cgroup\n"
 	"(blkio on cgroup v1, the unified cgroup on v2) and that cgroup's weight ('-' when it\n"
-	"has none, as the root). On v1 low threads can sit in iotier-low.PID on their own; on\n"
-	"v2 every thread of a process shares one cgroup, so the column is the same for all.\n"
+	"has none, as the root; an iotier-low cgroup without one gets a note: the kernel\n"
+	"offers no weight file there, as blkio v1 without bfq). On v1 low threads can sit in\n"
+	"iotier-low.PID on their own; on v2 every thread of a process shares one cgroup, so\n"
+	"the column is the same for all.\n"
 	"A process under a target (--target) first shows its adaptive controller: target,\n"
 	"baseline and bound, level, cap, chunk, the low tier's rate, the share of the last\n"
 	"window's reads over the bound, the time held, and the tree root that owns it.\n"
@@ -241,10 +243,36 @@ static void fill_rows(struct threads_report *r, const struct state_table *table,
 		row->tier = table ? tier_name(slot ? slot->tier : 0) : NULL;
 		row->by = table ? reason(slot) : NULL;
 		row->cgroup_ok = cgroup_describe_task(r->pid, tids[i], row->cgroup, sizeof(row->cgroup),
-						      &row->weight) == 0;
+						      &row->weight) > 0; /* the version */
 		if (!row->cgroup_ok)
 			row->weight = 0;
 		r->n++;
+	}
+}
+
+/*
+ * An iotier-low cgroup without a weight: the kernel offers no weight file there (blkio v1
+ * without bfq). The shim warns of it only when a weight was asked for, so this is where a
+ * default weight that could not be had is told (once per cgroup; v1 has one per process).
+ */
+static void print_weightless(const struct threads_report *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		const struct thread_row *row = &r->rows[i];
+		const char *base = strrchr(row->cgroup, '/');
+		bool seen = false;
+
+		if (!row->cgroup_ok || row->weight || !base ||
+		    strncmp(base + 1, CGROUP_LOW_PREFIX, strlen(CGROUP_LOW_PREFIX)))
+			continue;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = r->rows[j].cgroup_ok && !strcmp(r->rows[j].cgroup, row->cgroup);
+		if (seen)
+			continue;
+		fputs("note: ", stdout);
+		text_escape_fputs(row->cgroup, stdout);
+		fputs(" has no weight file (the kernel offers none there, as blkio v1 without bfq);\n"
+		      "      its threads keep only their I/O priority\n", stdout);
 	}
 }
 
@@ -274,6 +302,7 @@ static void print_text(const struct threads_report *r)
 		text_escape_fputs(row->cgroup_ok ? row->cgroup : "?", stdout);
 		putchar('\n');
 	}
+	print_weightless(r);
 }
 
 /* parse: "[--json] PID" in either order; 0, -1 after --help, or an exit status. */

@@ -7,6 +7,12 @@
  * private mount namespace, and a non-root user) exactly one "iotier: " warning line appears
  * and ioprio tagging still works. Every case runs in a forked child inside a throwaway
  * iotier-test.<pid> cgroup that is removed whatever happens.
+ * A kernel without bfq has no weight file in blkio v1. That is no failed setup but the
+ * fallback, and it is judged instead (test_kernel_lacks): the same placement and clean-up,
+ * no weight file in the low cgroup, one "no weight file" warning when a weight was asked
+ * for (IOTIER_LOW_WEIGHT, --cgroup-weight), none with the default weight, which the state
+ * file ("low_cgroup_weight none") and `iotier threads` ("has no weight file") tell instead.
+ * With bfq the same cases check the weights themselves, and the warning's absence.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,11 +33,34 @@
 #include "config.h"
 #include "sandbox.h"
 #include "cleanup.h"
+#include "run_capture.h"
 #include "test_env.h"
 
 #define WEIGHT 37
 
 static struct sandbox sb;
+
+/* The kernel offers blkio.bfq.weight (bfq is loaded); else the fallback is judged. */
+static bool weights;
+
+/* What cgroup_describe_task reads as @set's weight: the weight, or 0 without a file. */
+static unsigned shown(unsigned set)
+{
+	return weights ? set : 0;
+}
+
+/* The low cgroup @dir has weight @want, or, without bfq, no weight file at all. */
+static bool has_weight(const char *dir, unsigned want)
+{
+	char path[PATH_MAX + 64], text[64], num[16];
+
+	snprintf(path, sizeof(path), "%s/blkio.bfq.weight", dir);
+	if (!weights)
+		return EXPECT(access(path, F_OK) < 0, "%s exists in a kernel without bfq", path);
+	snprintf(num, sizeof(num), "%u", want);
+	return EXPECT(read_small(path, text, sizeof(text)) == 0 && !strcmp(text, num),
+		      "%s: '%s', want %s", path, text, num);
+}
 
 static pid_t gettid_(void)
 {
@@ -43,6 +72,7 @@ static void load_config(struct config *cfg, unsigned weight)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->cgroup_mode = CGROUP_V1;
 	cfg->low_weight = weight;
+	cfg->low_weight_given = true; /* as IOTIER_LOW_WEIGHT sets it: a weight asked for */
 	cfg->log = LOG_WARN;
 }
 
@@ -80,7 +110,7 @@ static bool in_cgroup(pid_t pid, pid_t tid, const char *want, const char *who)
 
 static int case_low_process(void)
 {
-	char cg[PATH_MAX], want[PATH_MAX + 32], dir[PATH_MAX + 32], path[PATH_MAX + 64], text[64];
+	char cg[PATH_MAX], want[PATH_MAX + 32], dir[PATH_MAX + 32];
 	struct config cfg;
 	pthread_t t;
 	pid_t tid;
@@ -99,15 +129,17 @@ static int case_low_process(void)
 	if (!in_cgroup(getpid(), tid, want, "thread"))
 		return 1;
 	snprintf(dir, sizeof(dir), "%s/iotier-low.%d", sb.dir, (int)getpid());
-	snprintf(path, sizeof(path), "%s/blkio.bfq.weight", dir);
-	if (!EXPECT(read_small(path, text, sizeof(text)) == 0 && !strcmp(text, "37"),
-		    "blkio.bfq.weight '%s'", text))
+	if (!has_weight(dir, WEIGHT))
 		return 1;
 	unsigned weight;
 
 	if (!EXPECT(cgroup_describe_task(getpid(), tid, cg, sizeof(cg), &weight) == 1, "describe"))
 		return 1;
-	if (!EXPECT(!strcmp(cg, want) && weight == WEIGHT, "describe says %s %u", cg, weight))
+	if (!EXPECT(!strcmp(cg, want) && weight == shown(WEIGHT), "describe says %s %u", cg,
+		    weight))
+		return 1;
+	if (!EXPECT(cgroup_tier_weight() == (int)shown(WEIGHT), "the state file's weight %d",
+		    cgroup_tier_weight()))
 		return 1;
 	cgroup_tier_exit();
 	if (!in_cgroup(getpid(), getpid(), sb.rel, "after exit") ||
@@ -140,10 +172,10 @@ static int case_mixed_process(void)
 	if (!in_cgroup(getpid(), getpid(), sb.rel, "main thread"))
 		return 1;
 	if (!EXPECT(cgroup_describe_task(getpid(), low_tid, cg, sizeof(cg), &weight) == 1 &&
-		    weight == WEIGHT, "low thread weight %u", weight))
+		    weight == shown(WEIGHT), "low thread weight %u", weight))
 		return 1;
 	if (!EXPECT(cgroup_describe_task(getpid(), high_tid, cg, sizeof(cg), &weight) == 1 &&
-		    weight == 100, "high thread weight %u (the sandbox's default)", weight))
+		    weight == shown(100), "high thread weight %u (the sandbox's default)", weight))
 		return 1;
 	/* a low thread that turns high goes back */
 	cgroup_tier_thread(low_tid, false);
@@ -365,17 +397,6 @@ static int probe_finish(struct probe *p)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-/* The low cgroup @dir has the test's blkio.bfq.weight. */
-static bool has_weight(const char *dir)
-{
-	char path[PATH_MAX + 64], text[64], want[16];
-
-	snprintf(path, sizeof(path), "%s/blkio.bfq.weight", dir);
-	snprintf(want, sizeof(want), "%d", WEIGHT);
-	return EXPECT(read_small(path, text, sizeof(text)) == 0 && !strcmp(text, want),
-		      "%s: '%s', want %s", path, text, want);
-}
-
 /* The probe ended well and its low cgroup went with it. */
 static bool probe_ends_clean(struct probe *p, const char *how)
 {
@@ -399,6 +420,21 @@ static int stderr_lines(const struct probe *p, char *text, size_t len)
 	return lines;
 }
 
+/*
+ * A weight was asked for: one "no weight file" warning on the program's stderr in a kernel
+ * without bfq, none with it.
+ */
+static bool asked_weight_warning(const struct probe *p)
+{
+	char text[1024];
+	int lines = stderr_lines(p, text, sizeof(text));
+
+	if (weights)
+		return EXPECT(lines == 0, "stderr with bfq: '%s'", text);
+	return EXPECT(lines == 1 && !strncmp(text, "iotier: no weight file", 22),
+		      "want one 'no weight file' warning, got '%s'", text);
+}
+
 #define IDLE IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0)
 
 static int case_shim_low_process(void)
@@ -412,10 +448,11 @@ static int case_shim_low_process(void)
 		  in_cgroup(p.pid, p.pid, p.low, "main") &&
 		  in_cgroup(p.pid, p.bg, p.low, "bg") &&
 		  in_cgroup(p.pid, p.fg, p.low, "fg") &&
-		  has_weight(p.low_dir) &&
+		  has_weight(p.low_dir, WEIGHT) &&
 		  EXPECT(prio_of(p.bg) == IDLE && prio_of(p.fg) == IDLE, "ioprio %x %x",
 			 prio_of(p.bg), prio_of(p.fg)) &&
-		  probe_ends_clean(&p, "exit()");
+		  probe_ends_clean(&p, "exit()") &&
+		  asked_weight_warning(&p);
 
 	return ok ? 0 : 1;
 }
@@ -431,7 +468,8 @@ static int case_shim_mixed(void)
 		  in_cgroup(p.pid, p.pid, sb.rel, "main") &&
 		  EXPECT(prio_of(p.bg) == IDLE && prio_of(p.fg) != IDLE, "ioprio bg %x fg %x",
 			 prio_of(p.bg), prio_of(p.fg)) &&
-		  probe_ends_clean(&p, "exit()");
+		  probe_ends_clean(&p, "exit()") &&
+		  asked_weight_warning(&p);
 
 	return ok ? 0 : 1;
 }
@@ -445,9 +483,71 @@ static int case_cli_weight(void)
 			 "iotier run did not start") &&
 		  in_cgroup(p.pid, p.pid, p.low, "main") &&
 		  in_cgroup(p.pid, p.fg, p.low, "fg") &&
-		  has_weight(p.low_dir) &&
-		  probe_ends_clean(&p, "_exit()");
+		  has_weight(p.low_dir, WEIGHT) &&
+		  probe_ends_clean(&p, "_exit()") &&
+		  asked_weight_warning(&p);
 
+	return ok ? 0 : 1;
+}
+
+/* `iotier threads PID` shows cgroup @cg and mentions @what (or, @present false, does not). */
+static bool threads_say(pid_t pid, const char *cg, const char *what, bool present)
+{
+	char num[16], out[8192];
+	const char *argv[] = { cli_path, "threads", num, NULL };
+	int ret;
+
+	snprintf(num, sizeof(num), "%d", (int)pid);
+	ret = run_capture(argv, out, sizeof(out), NULL);
+	return EXPECT(ret == 0 && strstr(out, cg), "iotier threads (exit %d) does not show %s:\n%s",
+		      ret, cg, out) &&
+	       EXPECT(!strstr(out, what) == !present, "iotier threads %s '%s':\n%s",
+		      present ? "does not say" : "says", what, out);
+}
+
+/* The state file @dir/PID.state has the line @want. */
+static bool state_says(const char *dir, pid_t pid, const char *want)
+{
+	char path[PATH_MAX + 32], text[2048] = "";
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%d.state", dir, (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	text[n > 0 ? n : 0] = '\0';
+	return EXPECT(strstr(text, want), "%s has no line '%s':\n%s", path, want, text);
+}
+
+/*
+ * No weight asked for: the default's weight, and in a kernel without bfq not a word on the
+ * program's stderr; the state file and `iotier threads` say what the low cgroup has.
+ */
+static int case_shim_default_weight(void)
+{
+	char dir[] = "/tmp/iotier-cgroup-state.XXXXXX", env_dir[64], line[64];
+	const char *env[] = { "IOTIER_LOW=comm:cgroup-probe", "IOTIER_LOG=warn", env_dir, NULL };
+	char text[1024];
+	struct probe p;
+	bool ok;
+
+	if (!EXPECT(mkdtemp(dir), "mkdtemp: %s", strerror(errno)))
+		return 1;
+	snprintf(env_dir, sizeof(env_dir), "IOTIER_STATE_DIR=%s", dir);
+	if (weights)
+		snprintf(line, sizeof(line), "\nlow_cgroup_weight %d\n", LOW_WEIGHT_DEFAULT);
+	else
+		snprintf(line, sizeof(line), "\nlow_cgroup_weight none\n");
+	ok = EXPECT(probe_start(&p, env, NULL, "exit", false) == 0, "probe did not start") &&
+	     in_cgroup(p.pid, p.pid, p.low, "main") &&
+	     has_weight(p.low_dir, LOW_WEIGHT_DEFAULT) &&
+	     state_says(dir, p.pid, line) &&
+	     threads_say(p.pid, p.low, "has no weight file", !weights) &&
+	     probe_ends_clean(&p, "exit()") &&
+	     EXPECT(stderr_lines(&p, text, sizeof(text)) == 0, "stderr: '%s'", text);
+	rmdir(dir);
 	return ok ? 0 : 1;
 }
 
@@ -480,6 +580,7 @@ static const struct {
 	{ "shim_low_process", case_shim_low_process },
 	{ "shim_mixed", case_shim_mixed },
 	{ "cli_weight", case_cli_weight },
+	{ "shim_default_weight", case_shim_default_weight },
 	{ "shim_readonly", case_shim_readonly },
 	{ "low_process", case_low_process },
 	{ "mixed_process", case_mixed_process },
@@ -517,10 +618,9 @@ int main(int argc, char **argv)
 		return test_skip("no writable cgroup v1 blkio hierarchy");
 	test_cleanup_add(sandbox_cleanup, &sb); /* on every exit, signals included */
 	snprintf(probe, sizeof(probe), "%s/blkio.bfq.weight", sb.dir);
-	if (access(probe, F_OK) < 0) {
-		sandbox_destroy(&sb);
-		return test_skip("blkio has no blkio.bfq.weight (bfq not loaded)");
-	}
+	weights = access(probe, F_OK) == 0;
+	if (!weights)
+		test_kernel_lacks("bfq", "blkio v1 has no weight file without it");
 	if (pipe(park_fd) < 0)
 		return 1;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

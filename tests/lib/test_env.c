@@ -5,6 +5,7 @@
  */
 #include "test_env.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 
@@ -79,4 +80,23 @@ int test_skip(const char *why)
 	}
 	fprintf(out(), "%sSKIP: %s\n", log_prefix, why);
 	return T_EXIT_SKIP;
+}
+
+void test_kernel_lacks(const char *feature, const char *why)
+{
+	const char *file = getenv("IOTIER_TEST_KERNEL_LACKS"), *name = getenv("IOTIER_TEST_NAME");
+	FILE *f;
+
+	fprintf(out(), "%sKERNEL LACKS %s: %s; judging the fallback\n", log_prefix, feature, why);
+	fflush(out());
+	if (!file || !*file)
+		return;
+	if (!name || !*name)
+		name = program_invocation_short_name;
+	/* one short line in append mode: lines of tests that run at once do not mix */
+	f = fopen(file, "ae");
+	if (!f)
+		return;
+	fprintf(f, "%s\t%s\t%s\n", feature, name, why);
+	fclose(f);
 }

@@ -3,7 +3,8 @@
  * test_env.h: how iotier's integration tests judge, skip and fail. A test that cannot run
  * here (no root, no BPF, no loop device) exits 77, which meson reports as a skip; with
  * IOTIER_TEST_STRICT=1, as CI sets it, the same situation is a failure, because CI can run
- * every test and a silent skip would hide a broken rig.
+ * every test and a silent skip would hide a broken rig. A kernel that lacks a feature is not
+ * such a situation: test_kernel_lacks() names it and the test judges iotier's fallback.
  */
 #ifndef IOTIER_TEST_ENV_H
 #define IOTIER_TEST_ENV_H
@@ -41,6 +42,17 @@ bool test_strict(void);
 
 /* Returns the exit status for "cannot run here: @why"; print the reason either way. */
 int test_skip(const char *why);
+
+/*
+ * The running kernel lacks @feature (a short name: "bfq", "block debugfs"), which is no
+ * failed setup: iotier falls back, and the test goes on to judge the fallback instead of
+ * skipping, while the VMs of tests/vm prove the feature itself where a kernel has it. Prints
+ * "KERNEL LACKS <feature>: <why>; judging the fallback" and appends the line
+ * "<feature>\t<test>\t<why>" to the file IOTIER_TEST_KERNEL_LACKS names (tests/meson.build
+ * sets it for every test; .ci/run reports it), <test> being IOTIER_TEST_NAME or else the
+ * program's name. Setup that is missing (root, a package, a loop device) stays test_skip().
+ */
+void test_kernel_lacks(const char *feature, const char *why);
 
 /*
  * Where failures are printed (stderr) and what each line starts with (""): the VM checker

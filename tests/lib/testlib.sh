@@ -4,6 +4,10 @@
 # Source it as  . "$(dirname "$0")/../lib/testlib.sh"  (POSIX sh).
 #   test_skip WHY       exit 77 (meson: skipped), or 1 under IOTIER_TEST_STRICT=1, saying why
 #   test_fail WHY       exit 1, saying why
+#   test_kernel_lacks F WHY
+#                       the running kernel lacks feature F (no failed setup): say so, record
+#                       it as test_env.h's test_kernel_lacks() does, and go on to judge the
+#                       fallback
 #   test_cleanup_add C  run the shell command C when the test ends (on exit, and on INT, TERM
 #                       and HUP, which then end it with status 1); last added runs first
 #   test_tmpdir VAR T   make a directory from mktemp template T, removed at the end, into $VAR
@@ -20,6 +24,15 @@ test_skip() {
 test_fail() {
   echo "FAIL: $*"
   exit 1
+}
+
+test_kernel_lacks() {
+  _test_feature=$1
+  shift
+  echo "KERNEL LACKS $_test_feature: $*; judging the fallback"
+  [ -n "${IOTIER_TEST_KERNEL_LACKS:-}" ] || return 0
+  printf '%s\t%s\t%s\n' "$_test_feature" "${IOTIER_TEST_NAME:-$(basename "$0")}" "$*" \
+    >>"$IOTIER_TEST_KERNEL_LACKS" || :
 }
 
 _test_cleanups=''

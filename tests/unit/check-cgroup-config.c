@@ -2,7 +2,8 @@
 /*
  * check-cgroup-config.c: unit tests for the two cgroup settings, IOTIER_CGROUP and
  * IOTIER_LOW_WEIGHT: defaults, every accepted form, and the exact error line for each
- * rejected token, from the environment and from an IOTIER_CONFIG file alike.
+ * rejected token, from the environment and from an IOTIER_CONFIG file alike; and whether
+ * the weight was given (warned of when the kernel has no weight file) or only the default.
  */
 #include <check.h>
 #include <stdio.h>
@@ -36,6 +37,7 @@ START_TEST(test_defaults)
 	ck_assert_int_eq(load(NULL, NULL), 0);
 	ck_assert_int_eq(cfg.cgroup_mode, CGROUP_AUTO);
 	ck_assert_uint_eq(cfg.low_weight, 10);
+	ck_assert(!cfg.low_weight_given); /* the default: no warning without a weight file */
 }
 END_TEST
 
@@ -69,6 +71,9 @@ START_TEST(test_weights)
 {
 	ck_assert_int_eq(load("IOTIER_LOW_WEIGHT", "1"), 0);
 	ck_assert_uint_eq(cfg.low_weight, 1);
+	ck_assert(cfg.low_weight_given);
+	ck_assert_int_eq(load("IOTIER_LOW_WEIGHT", "10"), 0); /* the default's value, but asked */
+	ck_assert(cfg.low_weight_given);
 	ck_assert_int_eq(load("IOTIER_LOW_WEIGHT", "10000"), 0);
 	ck_assert_uint_eq(cfg.low_weight, 10000);
 	ck_assert_int_eq(load("IOTIER_LOW_WEIGHT", "0100"), 0);
@@ -99,6 +104,7 @@ START_TEST(test_file_keys)
 				     err, sizeof(err)), 0);
 	ck_assert_int_eq(cfg.cgroup_mode, CGROUP_V1);
 	ck_assert_uint_eq(cfg.low_weight, 50);
+	ck_assert(cfg.low_weight_given);
 	ck_assert_int_eq(config_load(&cfg, lookup, NULL, "\nIOTIER_LOW_WEIGHT=0\n", err,
 				     sizeof(err)), -1);
 	ck_assert_str_eq(err, "IOTIER_CONFIG line 2: IOTIER_LOW_WEIGHT: bad weight '0': "

@@ -65,6 +65,38 @@ START_TEST(test_skip_is_a_failure_when_strict)
 }
 END_TEST
 
+/* A kernel that lacks a feature is said and recorded, and is no failure even when strict. */
+START_TEST(test_kernel_lacks_records)
+{
+	char path[] = "/tmp/check-testlib-lacks.XXXXXX", text[512] = "", said[512] = "";
+	FILE *log = tmpfile();
+	int fd = mkstemp(path);
+
+	ck_assert(fd >= 0 && log);
+	test_log_to(log, "");
+	setenv("IOTIER_TEST_STRICT", "1", 1);
+	setenv("IOTIER_TEST_KERNEL_LACKS", path, 1);
+	setenv("IOTIER_TEST_NAME", "some-test", 1);
+	test_kernel_lacks("bfq", "no weight file");
+	unsetenv("IOTIER_TEST_NAME");
+	test_kernel_lacks("block debugfs", "no tags");
+	unsetenv("IOTIER_TEST_KERNEL_LACKS");
+	test_kernel_lacks("bfq", "not recorded");
+	ck_assert_int_eq(test_failures, 0);
+	ck_assert_int_gt(read(fd, text, sizeof(text) - 1), 0);
+	ck_assert_str_eq(text, "bfq\tsome-test\tno weight file\n"
+			 "block debugfs\tcheck-testlib\tno tags\n");
+	rewind(log);
+	ck_assert_uint_gt(fread(said, 1, sizeof(said) - 1, log), 0);
+	ck_assert_ptr_nonnull(strstr(said, "KERNEL LACKS bfq: no weight file; judging the "
+				     "fallback\n"));
+	test_log_to(stderr, "");
+	fclose(log);
+	close(fd);
+	unlink(path);
+}
+END_TEST
+
 START_TEST(test_small_file_round_trip)
 {
 	char path[] = "/tmp/iotier-check-testlib.XXXXXX", buf[8];
@@ -213,6 +245,7 @@ static Suite *testlib_suite(void)
 
 	tcase_add_test(verdicts, test_expect_counts_and_reports);
 	tcase_add_test(verdicts, test_skip_is_a_failure_when_strict);
+	tcase_add_test(verdicts, test_kernel_lacks_records);
 	tcase_add_test(io, test_small_file_round_trip);
 	tcase_add_test(io, test_run_capture);
 	tcase_add_test(cleanup, test_cleanups_last_first_once);

@@ -4,7 +4,11 @@
 # sourced inside the VMs that tests/vm/test-kernels.sh boots (Debian's 6.1 and 6.12) and
 # on the host by tests/vm/test-host-support.sh (the host kernel's column), so every kernel
 # runs exactly the same commands. Each feature's result is one cell of the README's
-# support table: "yes", or what the kernel lacks when iotier refused it in one line.
+# support table: "yes"; what the kernel lacks when iotier refused it in one line; or, when
+# the test found the kernel without a feature it falls back from (tests/lib's
+# test_kernel_lacks: no bfq, so blkio v1 has no weight file) and judged the fallback, "no:
+# lacks F (why); fallback judged". Such a host fills a column of its own, "6.18 (no bfq)"
+# (matrix_column), so that two machines on one kernel version never fight over a column.
 #
 # To add a feature (the adaptive controller's integration test, for one):
 #   1. add its name to MATRIX_FEATURES and its README row title to matrix_title;
@@ -32,7 +36,8 @@ matrix_title() {
 }
 
 # The test of feature $1, with the programs in $BIN and the shim at $SHIM. $MATRIX_WHERE is
-# "guest" (cgroup v2 only, bfq on virtio disks) or "host" (hybrid cgroups, blkio v1).
+# "guest" (cgroup v2 only, bfq on virtio disks), "host" (hybrid cgroups, blkio v1) or
+# "guest-v1" (test-kernels.sh's VM without bfq, blkio v1: the fallback, cgroup-weights only).
 matrix_cmd() {
   case $1 in
     lat-exact)
@@ -65,12 +70,35 @@ matrix_cmd() {
   esac
 }
 
+# The kernel features the test outputs $@ found missing ("KERNEL LACKS F: why; ..." lines
+# of test_kernel_lacks), one line each, sorted.
+matrix_lacks() {
+  sed -n 's/^KERNEL LACKS \([^:]*\): .*/\1/p' "$@" | sort -u
+}
+
+# The support table's column for kernel version $1 whose tests wrote outputs $2...: "6.18",
+# or "6.18 (no bfq)" when a test judged a fallback because the kernel lacks bfq.
+matrix_column() {
+  local col=$1 lacks
+  shift
+  lacks=$(matrix_lacks "$@" | sed 's/^/no /' | paste -sd, - | sed 's/,/, /g')
+  [ -n "$lacks" ] && col="$col ($lacks)"
+  echo "$col"
+}
+
 # Run feature $1, its output in $2; print "MATRIX <name> <cell>" with the cell "yes", "no:
-# <what the kernel lacks>" (iotier refused in one line) or "FAIL" (anything else).
+# <what the kernel lacks>" (iotier refused in one line), "no: lacks F (why); fallback
+# judged" (passed, judging the fallback for a kernel without F) or "FAIL" (anything else).
 matrix_feature() {
-  local status refusal
+  local status refusal lack
   matrix_cmd "$1" >"$2" 2>&1
   status=$?
+  lack=$(sed -n 's/^KERNEL LACKS \([^:]*\): \(.*\); judging the fallback$/lacks \1 (\2)/p' "$2" |
+    sort -u | paste -sd, - | sed 's/,/, /g')
+  if [ $status = 0 ] && [ -n "$lack" ]; then
+    echo "MATRIX $1 no: $lack; fallback judged"
+    return 0
+  fi
   if [ $status = 0 ]; then
     echo "MATRIX $1 yes"
     return 0

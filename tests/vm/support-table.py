@@ -9,7 +9,10 @@ prints them; MATRIX_SH gives each feature's row title. The table sits between th
 <!-- support-table:begin --> and <!-- support-table:end --> markers, with one row per
 feature and one column per kernel. Exit 0 when the README's column COLUMN says what was
 measured, 1 (naming every difference) when it does not. With IOTIER_UPDATE_README=1 the
-column is rewritten instead (rows are added as needed) and the exit status is 0.
+column is rewritten instead (rows, and the column itself, are added as needed) and the exit
+status is 0. A column is a kernel version, or a version and what that kernel lacks ("6.18
+(no bfq)", from tests/vm/matrix.sh's matrix_column), so hosts of one version that differ
+in their kernel's features each have their own.
 """
 import os
 import re
@@ -46,11 +49,15 @@ def main():
     table, tail = rest.split(END, 1)
     lines = [l for l in table.strip().splitlines() if l.startswith("|")]
     header = cells(lines[0])
-    if column not in header:
-        print(f"{readme}: the support table has no column {column}")
-        return 1
-    col = header.index(column)
     rows = {cells(l)[0]: cells(l) for l in lines[2:]}
+    if column not in header:
+        if not update:
+            print(f"{readme}: the support table has no column {column}")
+            return 1
+        header.append(column)
+        for row in rows.values():
+            row.append("?")
+    col = header.index(column)
     errors = []
     order = []
     failed = []
@@ -76,7 +83,8 @@ def main():
         print("\n".join(errors))
         print("(IOTIER_UPDATE_README=1 rewrites the column from these results)")
         return 1
-    out = [lines[0], lines[1]] + ["| " + " | ".join(rows[t]) + " |" for t in order]
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(rows[t]) + " |" for t in order]
     open(readme, "w").write(head + BEGIN + "\n" + "\n".join(out) + "\n" + END + tail)
     print(f"{readme}: column {column} rewritten")
     return 1 if failed else 0

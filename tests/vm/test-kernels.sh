@@ -11,6 +11,11 @@
 # says otherwise (IOTIER_UPDATE_README=1 rewrites the column instead). The kernel packages
 # are fetched with apt-get download and unpacked with dpkg-deb -x into the build directory,
 # never installed. No timing is asserted; qemu gets generous time on a loaded machine.
+# A third VM boots 6.12 as a kernel that offers no io weight (bfq not loaded, blkio a v1
+# hierarchy: vm_write_init's iotier_v1_nobfq) and runs only the cgroup-weights feature
+# there, test-cgroup-v1: it must judge the fallback and pass, with the cell "no: lacks bfq
+# ...; fallback judged", and the shim, with the default weight, must say nothing on the
+# program's stderr. That VM fills no README column: the host's "(no bfq)" column does.
 # Exit 0 pass, 1 fail, 77 skip (qemu or a package not to be had; a failure under
 # IOTIER_TEST_STRICT=1).
 #
@@ -27,6 +32,9 @@ shift 2
 
 # Debian meta-packages, and the README column each one's kernel fills.
 KERNELS="linux-image-amd64:6.1 linux-image-6.12-amd64:6.12"
+# The kernel booted without bfq, and the cell its cgroup-weights feature must give.
+NOBFQ=6.12
+NOBFQ_CELL='no: lacks bfq (blkio v1 has no weight file without it); fallback judged'
 
 vm_require_tools
 command -v python3 >/dev/null || test_skip "python3 not installed"
@@ -78,8 +86,17 @@ mount -t tmpfs tmpfs /tmp
 export IOTIER_TEST_STRICT=1 IOTIER_SHIM=/iotier/lib/libiotier.so
 BIN=/iotier/bin SHIM=/iotier/lib/libiotier.so MATRIX_WHERE=guest
 . /iotier/matrix.sh
-for f in $MATRIX_FEATURES; do
+features=$MATRIX_FEATURES
+if [ $VM_NOBFQ = 1 ]; then
+  # a kernel with no io weight: the fallback, through blkio v1 as on a hybrid host
+  MATRIX_WHERE=guest-v1 features=cgroup-weights
+  LD_PRELOAD=$SHIM IOTIER_LOW=comm:cgroup-probe IOTIER_LOG=warn cgroup-probe exit \
+    </dev/null >/tmp/probe.out 2>/tmp/probe.err
+  echo "VMNOBFQ shim exit $? stderr $(wc -c </tmp/probe.err) bytes: $(head -c 300 /tmp/probe.err)"
+fi
+for f in $features; do
   matrix_feature "$f" /tmp/$f.log || sed "s/^/VMLOG $f: /" /tmp/$f.log | tail -n 40
+  [ $VM_NOBFQ = 1 ] && sed -n "s/^KERNEL LACKS/VMLOG $f: KERNEL LACKS/p" /tmp/$f.log
 done
 echo "VMEXIT"
 EOF
@@ -89,18 +106,19 @@ vm_make_disks "$work"
 # ---- boot every kernel at once ----
 start=$(date +%s)
 VM_MEM=1536
-for k in $KERNELS; do
-  col=${k#*:}
+for k in $KERNELS $NOBFQ-nobfq; do
+  col=${k#*:} append=cgroup_no_v1=all
+  case $col in *-nobfq) append=iotier_v1_nobfq VM_MEM=1024 ;; esac
   cp --sparse=always "$work/vda.img" "$work/vda.$col.img"
   cp --sparse=always "$work/vdb.img" "$work/vdb.$col.img"
-  VM_VMLINUZ=$(cat "$work/vmlinuz.$col")
-  vm_boot "$work/initrd.gz" "$work/console.$col.log" "cgroup_no_v1=all" \
+  VM_VMLINUZ=$(cat "$work/vmlinuz.${col%-nobfq}")
+  vm_boot "$work/initrd.gz" "$work/console.$col.log" "$append" \
     "$work/vda.$col.img" "$work/vdb.$col.img"
   pids="$pids $VM_PID"
 done
 for p in $pids; do wait "$p"; done
 pids=
-echo "vm: both kernels done after $(( $(date +%s) - start )) s"
+echo "vm: all kernels done after $(( $(date +%s) - start )) s"
 
 # ---- each kernel's column, against the README ----
 failed=0
@@ -119,4 +137,21 @@ for k in $KERNELS; do
   python3 "$here/support-table.py" "$readme" "$col" "$work/column.$col" "$here/matrix.sh" ||
     failed=1
 done
+
+# ---- the kernel without a weight: the fallback judged, and the shim silent ----
+log=$work/console.$NOBFQ-nobfq.log
+echo "---- $NOBFQ without bfq (blkio v1)"
+tr -d '\r' <"$log" | grep -E '^(VMINFO|MATRIX|VMNOBFQ|VMLOG)'
+cell=$(tr -d '\r' <"$log" | sed -n 's/^MATRIX cgroup-weights //p')
+if ! grep -q '^VMEXIT' "$log"; then
+  echo "kernel $NOBFQ without bfq did not finish; console tail:" >&2
+  tail -n 60 "$log" | tr -d '\r' >&2
+  failed=1
+elif [ "$cell" != "$NOBFQ_CELL" ]; then
+  echo "FAIL: cgroup-weights without bfq gave '$cell', want '$NOBFQ_CELL'"
+  failed=1
+elif ! tr -d '\r' <"$log" | grep -q '^VMNOBFQ shim exit 0 stderr 0 bytes'; then
+  echo "FAIL: the shim with the default weight was not silent without bfq"
+  failed=1
+fi
 exit $failed

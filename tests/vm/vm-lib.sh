@@ -128,7 +128,10 @@ vm_boot() {
 # Write $VM_ROOT/init: mount the pseudo file systems, load this kernel's modules (from
 # /modules/$(uname -r), as vm_add_modules put them), mount cgroup2, put bfq on the virtio
 # disks vda and vdb and mount vda's ext4 on /mnt; then the commands on standard input; then
-# power off.
+# power off. Booted with "iotier_v1_nobfq" on its command line (and without cgroup_no_v1),
+# the guest is instead a kernel that offers no io weight: bfq is not loaded, blkio is a v1
+# hierarchy at /sys/fs/cgroup/blkio (cgroup2 at /sys/fs/cgroup/unified, as on a hybrid
+# host), the disks keep their default scheduler, and $VM_NOBFQ is 1 for the commands.
 vm_write_init() {
   {
     cat <<'EOF'
@@ -139,15 +142,31 @@ vm_write_init() {
 /bin/busybox --install -s /bin
 export PATH=/bin
 k=$(uname -r)
-for m in $(cat /modules/$k/order); do insmod /modules/$k/$m || echo "VMINFO insmod $m failed"; done
-mount -t cgroup2 cgroup2 /sys/fs/cgroup || echo "VMINFO no cgroup2"
+VM_NOBFQ=0
+case " $(cat /proc/cmdline) " in *" iotier_v1_nobfq "*) VM_NOBFQ=1 ;; esac
+for m in $(cat /modules/$k/order); do
+  [ $VM_NOBFQ = 1 ] && [ "$m" = bfq.ko ] && continue
+  insmod /modules/$k/$m || echo "VMINFO insmod $m failed"
+done
+if [ $VM_NOBFQ = 1 ]; then
+  mount -t tmpfs cgroup /sys/fs/cgroup && mkdir /sys/fs/cgroup/blkio /sys/fs/cgroup/unified &&
+    mount -t cgroup -o blkio blkio /sys/fs/cgroup/blkio || echo "VMINFO no blkio v1"
+  mount -t cgroup2 cgroup2 /sys/fs/cgroup/unified || echo "VMINFO no cgroup2"
+else
+  mount -t cgroup2 cgroup2 /sys/fs/cgroup || echo "VMINFO no cgroup2"
+fi
 for d in vda vdb; do
   i=0
   while [ ! -e /sys/block/$d ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+  [ $VM_NOBFQ = 1 ] && continue
   echo bfq >/sys/block/$d/queue/scheduler || echo "VMINFO no bfq on $d"
 done
 mount -t ext4 /dev/vda /mnt || echo "VMINFO cannot mount /dev/vda"
-echo "VMINFO kernel $k, controllers: $(cat /sys/fs/cgroup/cgroup.controllers)"
+if [ $VM_NOBFQ = 1 ]; then
+  echo "VMINFO kernel $k without bfq, blkio v1: $(ls /sys/fs/cgroup/blkio | grep -c weight) weight files"
+else
+  echo "VMINFO kernel $k, controllers: $(cat /sys/fs/cgroup/cgroup.controllers)"
+fi
 EOF
     cat
     printf 'umount /mnt\npoweroff -f\n'
