@@ -311,7 +311,8 @@ static void results(void)
 	SAME("fcntl F_DUPFD below 0", plain_fcntl(fd, F_DUPFD, -1),
 	     syscall(SYS_fcntl, fd, F_DUPFD, -1));
 	SAME("F_GETFL", fcntl(fd, F_GETFL), syscall(SYS_fcntl, fd, F_GETFL));
-	SAME("F_SETFL", fcntl(fd, F_SETFL, O_NONBLOCK), syscall(SYS_fcntl, fd, F_SETFL, O_NONBLOCK));
+	SAME("F_SETFL", fcntl(fd, F_SETFL, O_NONBLOCK),
+	     syscall(SYS_fcntl, fd, F_SETFL, O_NONBLOCK));
 	SAME("F_DUPFD", fcntl(fd, F_DUPFD, 100), syscall(SYS_fcntl, fd, F_DUPFD, 100));
 	SAME("close_range empty", close_range(9, 3, 0), syscall(SYS_close_range, 9, 3, 0));
 	SAME("close_range bad flags", close_range(900, 901, 0x40),
