@@ -6,7 +6,10 @@
  * round: dup2, dup3, dup, fcntl(F_DUPFD) and fcntl(F_DUPFD_CLOEXEC) (through both fcntl and
  * fcntl64), close_range and closefrom followed by pipe2. With the controller stopped and the
  * gate's cap at 1, a low thread then blocks reading the pipe: it must hold no gate slot, and
- * another low thread's pread of a file must go through while it blocks. The failing calls
+ * another low thread's pread of a file must go through while it blocks; with the cap at 0
+ * (held), the pipe's read must not wait at the gate at all. F_SETFL is followed too: an
+ * O_DIRECT file whose O_DIRECT is cleared is a buffered file again, whose page-cache hits
+ * a high thread's window must not count as device reads. The failing calls
  * (a bad fd, equal numbers for dup3, bad flags, an empty range) return what the raw syscalls
  * return, with the same errno; a successful one leaves errno alone.
  * Run under the shim with IOTIER_LOW=bg-* and a target, as adaptive-errno is.
@@ -226,13 +229,19 @@ static int by_closefrom(int fd)
 
 /* ---- one round ------------------------------------------------------------------ */
 
-/* While the low reader blocks on the pipe: no slot held, and the other reader goes. */
-static void blocked_on_pipe(const char *how, int fd, int w)
+/*
+ * While the low reader blocks on the pipe: no slot held, and the other reader goes. @held:
+ * the tier is held (cap 0), where the pipe's read must reach read() all the same, and the
+ * other reader would rightly wait.
+ */
+static void blocked_on_pipe(const char *how, int fd, int w, bool held)
 {
 	struct low_read pipe_r, other_r;
 	pthread_t pt, ot;
-	bool other_started;
+	bool other_started = false;
 
+	if (held)
+		low_gate_set_cap(&region->gate, 0, 0);
 	if (!start(&pt, &pipe_r, "bg-pipe", fd, -1))
 		return;
 	WAIT_FOR(atomic_load(&pipe_r.tid) && in_syscall(atomic_load(&pipe_r.tid), SYS_read),
@@ -243,7 +252,8 @@ static void blocked_on_pipe(const char *how, int fd, int w)
 	EXPECT(atomic_load(&region->gate.inflight) == 0,
 	       "%s: a low read blocked on a pipe holds %u gate slots", how,
 	       atomic_load(&region->gate.inflight));
-	other_started = start(&ot, &other_r, "bg-other", other_fd, 0);
+	if (!held)
+		other_started = start(&ot, &other_r, "bg-other", other_fd, 0);
 	if (other_started) {
 		WAIT_FOR(atomic_load(&other_r.ret) != -2, OTHER_WAIT_S);
 		EXPECT(atomic_load(&other_r.ret) > 0,
@@ -251,6 +261,8 @@ static void blocked_on_pipe(const char *how, int fd, int w)
 		       "(%ld)", how, OTHER_WAIT_S, atomic_load(&other_r.ret));
 	}
 	EXPECT(write(w, "x", 1) == 1, "write the pipe: %m");
+	if (held) /* a read held at the gate goes once the tier is released */
+		low_gate_set_cap(&region->gate, 1, 0);
 	pthread_join(pt, NULL);
 	EXPECT(atomic_load(&pipe_r.ret) == 1, "%s: the pipe's read returned %ld", how,
 	       atomic_load(&pipe_r.ret));
@@ -258,19 +270,67 @@ static void blocked_on_pipe(const char *how, int fd, int w)
 		pthread_join(ot, NULL);
 }
 
-static void round_of(const char *how, replace_fn *replace)
+static void round_of(const char *how, replace_fn *replace, bool held)
 {
 	int fd = open(file_path, O_RDONLY | O_CLOEXEC), w;
 
 	if (!EXPECT(fd >= 0, "open %s: %m", file_path))
 		return;
 	if (seen_as_file(fd) && (w = replace(fd)) >= 0) {
-		blocked_on_pipe(how, fd, w);
+		blocked_on_pipe(how, fd, w, held);
 		close(w);
 	}
 	close(fd);
 	EXPECT(atomic_load(&region->gate.inflight) == 0, "%s: %u slots still held", how,
 	       atomic_load(&region->gate.inflight));
+}
+
+/* ---- O_DIRECT cleared by F_SETFL -------------------------------------------------- */
+
+#define HITS 200
+
+/* The high reads noted in the current window, over every slot. */
+static uint64_t noted(void)
+{
+	uint64_t n = 0;
+
+	for (uint32_t s = 0; s < ADAPTIVE_HIST_SLOTS; s++)
+		for (uint32_t i = 0; i < HIST_NR_BUCKETS; i++)
+			n += atomic_load(&region->hist[s].count[i]);
+	return n;
+}
+
+/*
+ * This (high) thread reads an O_DIRECT file once, which makes it storage, whose every read
+ * is noted; then clears O_DIRECT. Its page-cache hits (about 1 us) are under the window's
+ * 30 us floor: a few may be preempted past it, not half of them.
+ */
+static void setfl_followed(void)
+{
+	int fd = open(file_path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+	uint64_t before;
+	char *al;
+
+	if (fd < 0 || posix_memalign((void **)&al, 4096, 4096)) {
+		if (EXPECT(!test_strict(), "no O_DIRECT for %s: %m", file_path))
+			fprintf(stderr, "no O_DIRECT for %s: F_SETFL is not checked\n", file_path);
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	before = noted();
+	EXPECT(pread(fd, al, 4096, 0) > 0, "O_DIRECT pread: %m");
+	EXPECT(noted() == before + 1, "an O_DIRECT read was not noted");
+	EXPECT(fcntl(fd, F_SETFL, 0) == 0, "F_SETFL: %m");
+	EXPECT(pread(fd, al, 4096, 0) > 0, "buffered pread: %m"); /* the page is cached now */
+	before = noted();
+	for (int i = 0; i < HITS; i++)
+		pread(fd, al, 4096, 0);
+	EXPECT(noted() - before < HITS / 2, "%llu of %d page-cache hits after F_SETFL cleared "
+	       "O_DIRECT were noted as device reads", (unsigned long long)(noted() - before),
+	       HITS);
+	free(al);
+	close(fd);
 }
 
 /* ---- results and errno ---------------------------------------------------------- */
@@ -378,7 +438,9 @@ int main(int argc, char **argv)
 	if (setup(argv[1]))
 		return T_EXIT_FAIL;
 	for (size_t i = 0; i < sizeof(rounds) / sizeof(rounds[0]); i++)
-		round_of(rounds[i].how, rounds[i].replace);
+		round_of(rounds[i].how, rounds[i].replace, false);
+	round_of("dup2, held", by_dup2, true);
+	setfl_followed();
 	results();
 	close(other_fd);
 	unlink(file_path);
