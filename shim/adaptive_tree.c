@@ -109,7 +109,7 @@ struct adaptive_region *adaptive_tree_inherit(const struct adaptive_target *own)
 		shim_warn_once(WARN_TREE, "%s=%s inherited across exec: %s; this process gets a "
 			       "controller of its own", ADAPTIVE_FD_ENV, value, why);
 	if (r) {
-		fcntl(fd, F_SETFD, FD_CLOEXEC);
+		sys_call(SYS_fcntl, fd, F_SETFD, FD_CLOEXEC); /* raw: not the fcntl wrapper */
 		keep_fd(fd);
 		warn_other_target(r, own);
 	}

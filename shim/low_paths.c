@@ -21,6 +21,7 @@
 #include "real.h"
 
 struct fd_path fd_paths[PATH_FD_MAX];
+_Atomic uint32_t fd_paths_end;
 struct low_paths_on low_paths_on;
 
 /* Drop-behind works in chunks of this many bytes when steering is off. */
@@ -57,6 +58,15 @@ static void fd_reset(struct fd_path *p, uint32_t flags)
 	atomic_store_explicit(&p->flags, flags, memory_order_release);
 }
 
+/* Once per classified fd: a CAS loop only while the end moves up. */
+static void raise_end(uint32_t end)
+{
+	uint32_t now = atomic_load_explicit(&fd_paths_end, memory_order_relaxed);
+
+	while (now < end && !atomic_compare_exchange_weak(&fd_paths_end, &now, end))
+		;
+}
+
 /* What @fd is; found once per open with fstat and F_GETFL (raw, never our wrappers). */
 uint32_t fd_kind(int fd)
 {
@@ -76,6 +86,7 @@ uint32_t fd_kind(int fd)
 		kind = FD_KIND_STORAGE;
 	else
 		kind = FD_KIND_OTHER;
+	raise_end((uint32_t)fd + 1);
 	/* Keep FD_DROP, which open set; another thread may have classified it meanwhile. */
 	while (!atomic_compare_exchange_weak(&p->flags, &flags, flags | kind))
 		if ((flags & FD_KIND_MASK) != FD_KIND_UNKNOWN)
@@ -100,6 +111,8 @@ void low_paths_opened(int fd, const char *path)
 		errno = saved;
 		return;
 	}
+	if (flags)
+		raise_end((uint32_t)fd + 1);
 	fd_reset(&fd_paths[fd], flags);
 	if (flags)
 		fd_kind(fd); /* a drop file is classified now, while nobody waits on a write */

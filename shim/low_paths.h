@@ -70,7 +70,14 @@ SHIM_HIDDEN void low_paths_opened(int fd, const char *path);
 SHIM_HIDDEN void low_paths_closing(int fd);
 
 /* wrap_async.c: forget the io_uring ring mapped for @fd, if any. */
+#define RING_FD_MAX 4096 /* rings on fds above this are not tracked */
 SHIM_HIDDEN void uring_fd_closing(int fd);
+
+/*
+ * One past the highest fd whose entry was ever set (raised before a kind is stored): a
+ * walk over a range of fds (close_range, closefrom) stops there, not at PATH_FD_MAX.
+ */
+extern _Atomic uint32_t fd_paths_end SHIM_HIDDEN;
 
 /* Wait until the low tier may move @bytes more; interrupted by a signal, it returns early. */
 SHIM_HIDDEN void low_rate_charge(uint64_t bytes);
@@ -106,6 +113,17 @@ static inline void low_paths_after_open(int fd, const char *path)
 {
 	if ((unsigned)fd < PATH_FD_MAX)
 		low_paths_opened(fd, path);
+}
+
+/*
+ * F_SETFL succeeded on @fd: O_DIRECT may have come or gone, which makes a file storage or
+ * buffered, so its kind is found again on next use. The flags belong to the open file
+ * description, shared with a vfork child, so its change is the parent's too.
+ */
+static inline void low_paths_flags_set(int fd)
+{
+	if ((unsigned)fd < PATH_FD_MAX)
+		atomic_fetch_and_explicit(&fd_paths[fd].flags, ~FD_KIND_MASK, memory_order_release);
 }
 
 static inline void low_paths_before_close(int fd)

@@ -53,6 +53,13 @@ struct iocb;
 	X(creat, int, (const char *, mode_t))                                               \
 	X(__openat_2, int, (int, const char *, int))                                        \
 	X(close, int, (int))                                                                \
+	X(dup, int, (int))                                                                  \
+	X(dup2, int, (int, int))                                                            \
+	X(dup3, int, (int, int, int))                                                       \
+	X(fcntl, int, (int, int, ...))                                                      \
+	X(fcntl64, int, (int, int, ...))                                                    \
+	X(close_range, int, (unsigned, unsigned, int))                                      \
+	X(closefrom, void, (int))                                                           \
 	X(fopen, FILE *, (const char *, const char *))                                      \
 	X(fclose, int, (FILE *))                                                            \
 	X(fflush, int, (FILE *))                                                            \

@@ -24,6 +24,14 @@
  * ends or the process forks, and removed at exit. The directory must exist when the
  * process starts (the exporter or systemd creates it, mode 1733); otherwise the shim writes
  * nothing. Readers ignore files whose pid is gone, started later, or belongs to another user.
+ *
+ * A process killed by SIGKILL leaves its file, and one killed while publishing leaves its
+ * temp file (.<pid>.<tid>.tmp). The exporter removes both at its scans (state_file_judge
+ * below): a file whose pid is gone, or whose pid now belongs to a process that started at
+ * another time (the pid was reused), and a temp file whose pid is gone or that is older
+ * than STATE_FILE_TMP_MAX_AGE_S (a publish takes microseconds). A live process's file
+ * always records its own pid and start time, so it is never judged stale; a file that says
+ * nothing usable (cut short, garbled, start time 0) is only ignored.
  */
 #ifndef IOTIER_STATE_FILE_H
 #define IOTIER_STATE_FILE_H
@@ -53,6 +61,51 @@ static inline unsigned long long state_file_starttime(const char *stat, unsigned
 	for (; field == 22 && i < len && stat[i] >= '0' && stat[i] <= '9'; i++)
 		v = v * 10 + (unsigned long long)(stat[i] - '0');
 	return v;
+}
+
+/* A temp file older than this was left by a publish that never finished. */
+#define STATE_FILE_TMP_MAX_AGE_S 60
+
+/* The start time recorded in a state file's text (its "starttime N" line), 0 if none. */
+static inline unsigned long long state_file_recorded_start(const char *text, unsigned long len)
+{
+	static const char key[] = "\nstarttime ";
+	unsigned long k = sizeof(key) - 1;
+	unsigned long long v = 0;
+
+	for (unsigned long i = 0; i + k <= len; i++) {
+		unsigned long j = 0;
+
+		while (j < k && text[i + j] == key[j])
+			j++;
+		if (j < k)
+			continue;
+		for (i += k; i < len && text[i] >= '0' && text[i] <= '9'; i++)
+			v = v * 10 + (unsigned long long)(text[i] - '0');
+		return i < len && text[i] == '\n' ? v : 0;
+	}
+	return 0;
+}
+
+enum state_file_verdict {
+	STATE_FILE_LIVE,   /* its process runs: read it */
+	STATE_FILE_STALE,  /* its process is dead: remove it */
+	STATE_FILE_UNSURE, /* it says too little to tell: ignore it, keep it */
+};
+
+/*
+ * The file of pid P, recording start time @recorded (0: none), when P is @gone or runs a
+ * process started at @live_start (0: unknown). Stale only when it provably is: a live
+ * process's file records its own start, so it never matches a different one.
+ */
+static inline enum state_file_verdict state_file_judge(int gone, unsigned long long live_start,
+						       unsigned long long recorded)
+{
+	if (gone)
+		return STATE_FILE_STALE;
+	if (!live_start || !recorded)
+		return STATE_FILE_UNSURE;
+	return recorded == live_start ? STATE_FILE_LIVE : STATE_FILE_STALE;
 }
 
 /* The shim's side (state_file.c), hidden in libiotier.so. */

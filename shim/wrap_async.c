@@ -177,8 +177,6 @@ EXPORT int io_uring_submit_and_get_events(struct io_uring *ring)
 
 /* ---- rings entered without liburing's submit ------------------------------------------ */
 
-#define RING_FD_MAX 4096
-
 /*
  * An entry is read by low threads entering the kernel (stamp_raw) while another thread may
  * close the ring's fd, which unmaps the shim's mapping. No lock on the enter path: a reader

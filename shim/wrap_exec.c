@@ -94,7 +94,8 @@ static char *const *handoff_env(char *const envp[], int fd, char **copy, char en
 	int saved = errno;
 	size_t n = 0;
 
-	*dup_fd = fcntl(fd, F_DUPFD, 0); /* without FD_CLOEXEC: it survives exec */
+	/* Without FD_CLOEXEC: it survives exec. Raw: the shim's own fd, not the program's. */
+	*dup_fd = (int)sys_call(SYS_fcntl, fd, F_DUPFD, 0);
 	errno = saved;
 	if (*dup_fd < 0)
 		return envp;

@@ -245,6 +245,28 @@ def mode_shim(iotier, lib):
         theirs = shim_run(r, lib, state, ["sleep", "60"], user="nobody")
         rig.wait_for("both state files", lambda: {f"{mine.pid}.state", f"{theirs.pid}.state"} <=
                      set(state_files(state)), timeout=30)
+        # A shimmed process killed by SIGKILL leaves its file; a file naming a live pid that
+        # started at another time is an earlier holder's (a reused pid); temp files of a
+        # publish that never finished: all removed by the next scan. A fresh temp file of a
+        # live process (a publish in progress) stays.
+        killed = shim_run(r, lib, state, ["sleep", "60"])
+        rig.wait_for("the killed process's file", lambda: f"{killed.pid}.state" in
+                     state_files(state), timeout=30)
+        killed.kill()
+        killed.wait()
+        reuser = r.spawn(["sleep", "60"])   # not under the shim: no file of its own
+        with open(f"/proc/{reuser.pid}/stat") as f:
+            start = int(f.read().rsplit(")", 1)[1].split()[19])   # field 22
+        with open(os.path.join(state, f"{reuser.pid}.state"), "w") as f:
+            f.write(f"iotier-shim-state 1\npid {reuser.pid}\nstarttime {start + 1000}\n"
+                    "process_tier low\nthreads low idle 3\n")
+        stale_temps = [f".{dead.pid}.{dead.pid}.tmp", f".{mine.pid}.1.tmp"]
+        fresh_temp = f".{theirs.pid}.2.tmp"
+        for name in stale_temps + [fresh_temp]:
+            with open(os.path.join(state, name), "w") as f:
+                f.write("iotier-shim-state 1\n")
+        old = time.time() - 120
+        os.utime(os.path.join(state, f".{mine.pid}.1.tmp"), (old, old))
         # Another user posing as a root process (the exporter), start time and all, is not
         # believed: the file is not the process owner's.
         forge = (f"printf 'iotier-shim-state 1\\npid {p.pid}\\nstarttime %s\\nprocess_tier low\\n"
@@ -259,6 +281,16 @@ def mode_shim(iotier, lib):
         # The dead file may have gone in a periodic scan before this scrape: the forged stays.
         expect(value(s, "iotier_shim_state_files_ignored") >= 1, "forged file not ignored")
         expect(f"{dead.pid}.state" not in state_files(state), "dead process's file not removed")
+        expect(f"{killed.pid}.state" not in state_files(state), "a SIGKILLed process's file stays")
+        expect(f"{reuser.pid}.state" not in state_files(state),
+               "a file of a reused pid (another start time) stays")
+        left = os.listdir(state)
+        expect(not [n for n in stale_temps if n in left], f"abandoned temp files stay: {left}")
+        expect(fresh_temp in left, "a live process's fresh temp file was removed")
+        expect({f"{mine.pid}.state", f"{theirs.pid}.state"} <= set(left),
+               f"a live process's file was removed: {left}")
+        reuser.kill()
+        reuser.wait()
         series = [n for n, _, _ in s if n.startswith("iotier_shim_")]
         expect(len(series) <= 13, f"shim series unbounded: {len(series)}")
 

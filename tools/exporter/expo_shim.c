@@ -6,7 +6,9 @@
  * however many processes run. A file counts only while its process lives: its pid exists,
  * started when the file says (not a reused pid) and belongs to the file's owner (or the
  * file is root's), so a user cannot pose as another's process. Files of dead processes
- * are removed, which keeps the directory bounded after crashes.
+ * (the pid gone, or reused by a process that started at another time) and abandoned temp
+ * files are removed (state_file_judge in shim/state_file.h), which keeps the directory
+ * bounded after SIGKILLs and crashes.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -16,12 +18,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "expo_state.h"
 #include "state_file.h"
 
 #define EXPO_SHIM_MAX_FILES 100000   /* a scan reads at most this many files */
+#define EXPO_SHIM_FILE_MAX 8192      /* a state file is under 2 KiB: more is not one */
 
 const char *expo_shim_dir(const struct expo_options *x)
 {
@@ -117,34 +121,110 @@ bad:
 	t->ignored++;
 }
 
-static void scan_entry(struct expo_shim_totals *t, int dirfd, const char *name)
+/*
+ * Remove @name, judged stale as the file @seen. A process that took the pid since may have
+ * published its own file under the name in between, so the file is first moved aside under
+ * a temp name of this process's, and put back when it is not the one judged (an unlink
+ * could not tell them apart). Left aside by a crash, it falls to the temp-file rule.
+ */
+static void remove_stale(int dirfd, const char *name, const struct stat *seen)
+{
+	char aside[300]; /* a dirent name is at most 255 bytes */
+	struct stat st;
+
+	snprintf(aside, sizeof(aside), ".%ld.%s.tmp", (long)getpid(), name);
+	if (renameat(dirfd, name, dirfd, aside) < 0)
+		return;   /* gone already */
+	if (fstatat(dirfd, aside, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    (st.st_dev != seen->st_dev || st.st_ino != seen->st_ino)) {
+		/* A live process's new file: back, unless it has published a newer one. */
+		if (renameat2(dirfd, aside, dirfd, name, RENAME_NOREPLACE) == 0)
+			return;
+		if (errno != EEXIST && renameat(dirfd, aside, dirfd, name) == 0)
+			return;
+	}
+	unlinkat(dirfd, aside, 0);
+}
+
+/* A temp file (.<pid>.<tid>.tmp): left behind when its pid is gone or it is old. */
+static void scan_temp(int dirfd, const char *name)
 {
 	unsigned long long start;
+	size_t len = strlen(name);
 	struct stat st;
 	char *end;
-	long pid = strtol(name, &end, 10);
+	long pid = strtol(name + 1, &end, 10);
+	uid_t uid;
+
+	if (!isdigit((unsigned char)name[1]) || *end != '.' || pid <= 0 || len < 5 ||
+	    strcmp(name + len - 4, ".tmp") ||
+	    fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+		return;
+	if (process_identity(pid, &start, &uid) < 0 ||
+	    time(NULL) - st.st_mtime > STATE_FILE_TMP_MAX_AGE_S)
+		unlinkat(dirfd, name, 0);
+}
+
+/* The whole file into @buf (NUL-terminated); its length, or -1 when it does not fit. */
+static ssize_t read_whole(int fd, char *buf, size_t size)
+{
+	size_t len = 0;
+	ssize_t n;
+
+	while (len < size - 1 && (n = read(fd, buf + len, size - 1 - len)) > 0)
+		len += (size_t)n;
+	buf[len] = '\0';
+	return len < size - 1 ? (ssize_t)len : -1;
+}
+
+/* One <pid>.state file, open as @fd: counted, ignored, or removed as stale. */
+static void scan_file(struct expo_shim_totals *t, int dirfd, const char *name, int fd, long pid)
+{
+	char text[EXPO_SHIM_FILE_MAX];
+	unsigned long long start;
+	struct stat st;
+	ssize_t len;
 	uid_t uid;
 	FILE *f;
-	int fd;
 
-	if (!isdigit((unsigned char)*name) || strcmp(end, STATE_FILE_SUFFIX) || pid <= 0)
-		return;
-	if (process_identity(pid, &start, &uid) < 0) {
-		unlinkat(dirfd, name, 0);   /* its process died without cleaning up */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (len = read_whole(fd, text, sizeof(text))) < 0) {
 		t->ignored++;
 		return;
 	}
-	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (fd < 0)
-		return;   /* removed since readdir: the process just ended */
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (st.st_uid != uid && st.st_uid != 0) ||
-	    !(f = fdopen(fd, "r"))) {
-		close(fd);
+	if (process_identity(pid, &start, &uid) < 0 ||
+	    state_file_judge(0, start, state_file_recorded_start(text, (unsigned long)len)) ==
+		    STATE_FILE_STALE) {
+		remove_stale(dirfd, name, &st);   /* its process died without cleaning up */
+		t->ignored++;
+		return;
+	}
+	if ((st.st_uid != uid && st.st_uid != 0) || !len ||
+	    !(f = fmemopen(text, (size_t)len, "r"))) {
 		t->ignored++;
 		return;
 	}
 	add_file(t, f, pid, start, st.st_uid);
 	fclose(f);
+}
+
+static void scan_entry(struct expo_shim_totals *t, int dirfd, const char *name)
+{
+	char *end;
+	long pid = strtol(name, &end, 10);
+	int fd;
+
+	if (name[0] == '.') {
+		scan_temp(dirfd, name);
+		return;
+	}
+	if (!isdigit((unsigned char)*name) || strcmp(end, STATE_FILE_SUFFIX) || pid <= 0)
+		return;
+	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return;   /* removed since readdir: the process just ended */
+	scan_file(t, dirfd, name, fd, pid);
+	close(fd);
 }
 
 void expo_shim_scan(struct expo *e)
