@@ -288,24 +288,33 @@ static bool may_cut(const struct low_call *call, const char *buf, size_t n, off_
 	return true;
 }
 
+/* A call larger than the chunk: cut when the rules allow, else paced whole. Out of line. */
+static __attribute__((noinline)) ssize_t low_io_large(struct low_call *call, char *buf,
+						       size_t n, off_t off)
+{
+	struct split_call how = { .piece = gated_piece, .allowance = piece_allowance, .ctx = call };
+
+	if (!piece_allowance(NULL) || !may_cut(call, buf, n, off, &how))
+		return gated_piece(call, buf, n, off);
+	atomic_fetch_add_explicit(&adaptive_on->splits, 1, memory_order_relaxed);
+	return split_io(&how, buf, n, off);
+}
+
 static ssize_t low_io(struct low_call *call, char *buf, size_t n, off_t off)
 {
 	uint32_t chunk = atomic_load_explicit(&adaptive_on->chunk, memory_order_relaxed);
 	uint32_t kind = call->kind = kind_of(call->fd);
-	struct split_call how = { .piece = gated_piece, .allowance = piece_allowance, .ctx = call };
 
 	/*
 	 * Pipes and sockets are left alone; read() and write() at the file position are paced
 	 * whole (split_io.c, rule 1), and so is a buffered write (one copy) and every call the
 	 * splitter cannot cut without the program noticing.
 	 */
-	if (chunk == ADAPTIVE_UNLIMITED || n <= chunk || kind == FD_KIND_OTHER ||
+	if (likely(chunk == ADAPTIVE_UNLIMITED || n <= chunk) || kind == FD_KIND_OTHER ||
 	    call->op == OP_READ || call->op == OP_WRITE ||
-	    (call->op == OP_PWRITE && kind == FD_KIND_FILE) || !piece_allowance(NULL) ||
-	    !may_cut(call, buf, n, off, &how))
+	    (call->op == OP_PWRITE && kind == FD_KIND_FILE))
 		return gated_piece(call, buf, n, off);
-	atomic_fetch_add_explicit(&adaptive_on->splits, 1, memory_order_relaxed);
-	return split_io(&how, buf, n, off);
+	return low_io_large(call, buf, n, off);
 }
 
 ssize_t adaptive_read(int fd, void *buf, size_t n)
