@@ -187,6 +187,12 @@ static ssize_t gated_piece(void *ctx, char *buf, size_t len, off_t off)
 }
 
 /*
+ * The smallest piece. No level's chunk is below 16 KiB; one read from a garbled region could
+ * be, and a 64 MiB call cut into bytes would never end.
+ */
+#define PIECE_MIN 4096u
+
+/*
  * The splitter's allowance, asked before every piece (split_io.c, rule 10): the chunk in
  * force now, and no limit once the tier is released (no cap, or a cap whose lease ran out,
  * which the gate no longer enforces either).
@@ -202,7 +208,9 @@ static size_t piece_allowance(void *ctx)
 	    chunk == ADAPTIVE_UNLIMITED)
 		return 0;
 	lease = atomic_load_explicit(&g->lease_ns, memory_order_relaxed);
-	return lease && coarse_now_ns() >= lease ? 0 : chunk;
+	if (lease && coarse_now_ns() >= lease)
+		return 0;
+	return chunk < PIECE_MIN ? PIECE_MIN : chunk;
 }
 
 /*

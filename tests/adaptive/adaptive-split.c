@@ -12,10 +12,14 @@
  *    raw syscall from the same state: return value, errno, file offset, file content and
  *    SIGXFSZ must agree (misaligned O_DIRECT counts, unmapped halves of buffers, offsets
  *    past LLONG_MAX, a count past SSIZE_MAX, a file size limit at a piece boundary...).
+ *  - blockdev: the same on a 4 MiB loop device opened O_DIRECT: calls that end past the
+ *    device (a short count where the whole call would stop, ENOSPC at its end), misaligned
+ *    counts, an unmapped half of a source, and a control.
  *  - release: a 64 MiB pread and a 64 MiB O_DIRECT pwrite begun while the tier is held at
  *    16 KiB pieces; the tier is then released (or its chunk grown to 1 MiB) while the call
  *    waits at the gate: the rest must go at the new allowance (the pieces are counted in
- *    /proc/thread-self/io: syscr, syscw), not as 4096 pieces of 16 KiB.
+ *    /proc/thread-self/io: syscr, syscw), not as 4096 pieces of 16 KiB. And a chunk of one
+ *    byte (a garbled region) cuts a 1 MiB pread into pages at the least, not bytes.
  * Usage: adaptive-split MODE DIR (DIR: a scratch directory on a file system with O_DIRECT).
  */
 #include <errno.h>
@@ -34,6 +38,8 @@
 #include <unistd.h>
 
 #include "adaptive_worker.h"
+#include "cleanup.h"
+#include "loopdev.h"
 #include "test_env.h"
 
 #define MiB (1u << 20)
@@ -297,7 +303,28 @@ static const struct edge edges[] = {
 	{ "O_DIRECT pwrite of 2 MiB", PWRITE, true, MiB, 0, BUF_ALIGNED, 2 * MiB, 4096, 0 },
 };
 
+/* On a 4 MiB block device: the file sizes and holes above do not apply, it holds the pattern. */
+#define DEVICE_BYTES (4 * MiB)
+
+static const struct edge device_edges[] = {
+	{ "block device: O_DIRECT pwrite of 2 MiB ending past the device", PWRITE, true, 0, 0,
+	  BUF_ALIGNED, 2 * MiB, 3 * MiB, 0 },
+	{ "block device: O_DIRECT pwrite at the device's end", PWRITE, true, 0, 0, BUF_ALIGNED, MiB,
+	  DEVICE_BYTES, 0 },
+	{ "block device: O_DIRECT pread of 2 MiB ending past the device", PREAD, true, 0, 0,
+	  BUF_ALIGNED, 2 * MiB, 3 * MiB, 0 },
+	{ "block device: O_DIRECT pwrite of 1 MiB + 100", PWRITE, true, 0, 0, BUF_ALIGNED,
+	  MiB + 100, 0, 0 },
+	{ "block device: O_DIRECT pread of 1 MiB + 100", PREAD, true, 0, 0, BUF_ALIGNED, MiB + 100,
+	  0, 0 },
+	{ "block device: O_DIRECT pwrite of 2 MiB, the second unmapped", PWRITE, true, 0, 0,
+	  BUF_HALF_BAD, 2 * MiB, 0, 0 },
+	{ "block device: O_DIRECT pwrite of 2 MiB", PWRITE, true, 0, 0, BUF_ALIGNED, 2 * MiB,
+	  4096, 0 },
+};
+
 static int buffered_fd = -1, direct_fd = -1;
+static bool on_device;
 static char *bufs[3], *pattern, *content;
 static volatile sig_atomic_t xfsz;
 
@@ -315,6 +342,13 @@ static void on_xfsz(int sig)
 
 static void reset_file(const struct edge *e)
 {
+	if (on_device) {
+		EXPECT(syscall(SYS_pwrite64, buffered_fd, pattern, DEVICE_BYTES, 0) == DEVICE_BYTES &&
+		       syscall(SYS_fsync, buffered_fd) == 0 &&
+		       syscall(SYS_lseek, direct_fd, 12345, SEEK_SET) >= 0,
+		       "reset the device for %s: %m", e->what);
+		return;
+	}
 	EXPECT(syscall(SYS_ftruncate, buffered_fd, 0) == 0 &&
 	       syscall(SYS_pwrite64, buffered_fd, pattern, e->file_size, 0) == (long)e->file_size &&
 	       (!e->hole || syscall(SYS_ftruncate, buffered_fd, e->hole) == 0) &&
@@ -366,12 +400,18 @@ static struct outcome run_edge(const struct edge *e, bool raw)
 	return o;
 }
 
+struct edge_list {
+	const struct edge *edges;
+	size_t n;
+};
+
 static void *edges_thread(void *arg)
 {
-	(void)arg;
+	const struct edge_list *list = arg;
+
 	be_low();
-	for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++) {
-		const struct edge *e = &edges[i];
+	for (size_t i = 0; i < list->n; i++) {
+		const struct edge *e = &list->edges[i];
 		struct outcome a = run_edge(e, false), b = run_edge(e, true);
 
 		EXPECT(a.ret == b.ret && a.err == b.err && a.pos == b.pos && a.size == b.size &&
@@ -383,16 +423,16 @@ static void *edges_thread(void *arg)
 	return NULL;
 }
 
-static int edges_mode(void)
+/* The buffers and the pattern; the fds are the caller's. */
+static int edges_setup(void)
 {
 	char *half;
 
-	buffered_fd = open_scratch("edges", 0);
 	pattern = aligned(4 * MiB);
 	content = aligned(4 * MiB);
 	bufs[BUF_ALIGNED] = aligned(4 * MiB);
 	half = mmap(NULL, 2 * MiB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (buffered_fd < 0 || !pattern || !content || !bufs[BUF_ALIGNED] || half == MAP_FAILED ||
+	if (!pattern || !content || !bufs[BUF_ALIGNED] || half == MAP_FAILED ||
 	    munmap(half + MiB, MiB))
 		return test_fail("setup: %m");
 	bufs[BUF_MISALIGNED] = bufs[BUF_ALIGNED] + 1;
@@ -401,18 +441,61 @@ static int edges_mode(void)
 		pattern[i] = (char)('a' + i % 23);
 	memset(bufs[BUF_ALIGNED], 'w', 4 * MiB);
 	memset(half, 'h', MiB);
-	{
-		char path[64];
-
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", buffered_fd);
-		direct_fd = open(path, O_RDWR | O_DIRECT | O_CLOEXEC);
-	}
-	if (direct_fd < 0)
-		return test_fail("no O_DIRECT in %s: %m", dir);
 	signal(SIGXFSZ, on_xfsz);
 	pin_region(2, CHUNK);
-	run_low(1, edges_thread, NULL, 0);
 	return 0;
+}
+
+static int edges_mode(void)
+{
+	struct edge_list list = { edges, sizeof(edges) / sizeof(edges[0]) };
+	char path[64];
+
+	buffered_fd = open_scratch("edges", 0);
+	if (buffered_fd < 0 || edges_setup())
+		return test_fail("setup: %m");
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", buffered_fd);
+	direct_fd = open(path, O_RDWR | O_DIRECT | O_CLOEXEC);
+	if (direct_fd < 0)
+		return test_fail("no O_DIRECT in %s: %m", dir);
+	run_low(1, edges_thread, &list, 0);
+	return 0;
+}
+
+static struct loopdev dev = { .index = -1 };
+
+static void destroy_loopdev(void *arg)
+{
+	loopdev_destroy(arg);
+}
+
+static int device_mode(void)
+{
+	struct edge_list list = { device_edges, sizeof(device_edges) / sizeof(device_edges[0]) };
+	int ret;
+
+	if (geteuid() != 0)
+		return test_skip("needs root for a loop device");
+	if (test_cleanup_add(destroy_loopdev, &dev) < 0)
+		return T_EXIT_FAIL;
+	ret = loopdev_create(&dev, dir, DEVICE_BYTES, NULL, 0);
+	if (ret == -EPERM || ret == -ENOENT || ret == -ENXIO)
+		return test_skip("cannot create a loop device");
+	if (ret < 0)
+		return test_fail("loop device: %s", strerror(-ret));
+	on_device = true;
+	buffered_fd = open(dev.path, O_RDWR | O_CLOEXEC);
+	direct_fd = open(dev.path, O_RDWR | O_DIRECT | O_CLOEXEC);
+	if (buffered_fd < 0 || direct_fd < 0 || edges_setup())
+		ret = test_fail("open %s: %m", dev.path);
+	else
+		run_low(1, edges_thread, &list, 0);
+	if (buffered_fd >= 0)
+		close(buffered_fd);
+	if (direct_fd >= 0)
+		close(direct_fd);
+	loopdev_destroy(&dev);
+	return ret;
 }
 
 /* ---- release: a call in flight takes the new allowance -------------------------------- */
@@ -489,6 +572,21 @@ static void released_call(const char *what, struct long_call *c, uint32_t cap, u
 	       "piece went)", what, atomic_load(&c->ret), c->pieces, most);
 }
 
+/* A chunk of one byte, as a garbled region could hold: pieces of a page at the least. */
+static void tiny_chunk(struct long_call *c)
+{
+	pthread_t t;
+
+	pin_region(2, 1);
+	c->count = MiB;
+	if (!EXPECT(pthread_create(&t, NULL, long_call_thread, c) == 0, "pthread_create"))
+		return;
+	pthread_join(t, NULL);
+	EXPECT(atomic_load(&c->ret) == MiB && c->pieces <= 256,
+	       "pread of 1 MiB at a chunk of 1 byte: returned %ld in %ld pieces (at most 256)",
+	       atomic_load(&c->ret), c->pieces);
+}
+
 static int release_mode(void)
 {
 	size_t count = 64 * (size_t)MiB;
@@ -509,6 +607,7 @@ static int release_mode(void)
 	/* The same, then 1 MiB pieces: 65. */
 	released_call("pread of 64 MiB, the chunk grown to 1 MiB", &r, 4, MiB, 65);
 	released_call("O_DIRECT pwrite of 64 MiB, the chunk grown to 1 MiB", &w, 4, MiB, 65);
+	tiny_chunk(&r);
 	free(buf);
 	return 0;
 }
@@ -518,7 +617,7 @@ int main(int argc, char **argv)
 	int ret = 0;
 
 	if (argc != 3) {
-		fprintf(stderr, "usage: adaptive-split atomic|edges|release DIR\n");
+		fprintf(stderr, "usage: adaptive-split atomic|edges|blockdev|release DIR\n");
 		return T_EXIT_FAIL;
 	}
 	dir = argv[2];
@@ -530,6 +629,8 @@ int main(int argc, char **argv)
 		atomic_mode();
 	else if (!strcmp(argv[1], "edges"))
 		ret = edges_mode();
+	else if (!strcmp(argv[1], "blockdev"))
+		ret = device_mode();
 	else if (!strcmp(argv[1], "release"))
 		ret = release_mode();
 	else
