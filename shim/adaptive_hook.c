@@ -214,39 +214,54 @@ static size_t piece_allowance(void *ctx)
 }
 
 /*
- * The O_DIRECT alignment of a storage fd (split_io.c, rule 5), found once per fd and kept in
- * its entry: the larger of statx's memory and offset alignments; without STATX_DIOALIGN
- * (before 6.1, or a file system that has none), the logical block size of a block device and
- * st_blksize of a file, both at least the real alignment. 0: unknown, do not cut.
+ * The O_DIRECT alignment of @fd (split_io.c, rule 5): the larger of statx's memory and
+ * offset alignments; without STATX_DIOALIGN (before 6.1, a file system that has none, a
+ * sandbox without statx), the logical block size of a block device and st_blksize of a
+ * file, both at least the real alignment. 0: not found. errno is the caller's to keep.
+ */
+static uint32_t find_dio_align(int fd, bool *blockdev)
+{
+	struct statx sx = { 0 };
+	struct stat st;
+	int sector = 0;
+
+	if (sys_call(SYS_statx, fd, "", AT_EMPTY_PATH, STATX_TYPE | STATX_DIOALIGN, &sx) == 0) {
+		*blockdev = S_ISBLK(sx.stx_mode);
+		if ((sx.stx_mask & STATX_DIOALIGN) && sx.stx_dio_offset_align)
+			return sx.stx_dio_offset_align > sx.stx_dio_mem_align ? sx.stx_dio_offset_align
+									      : sx.stx_dio_mem_align;
+		st.st_blksize = sx.stx_blksize;
+	} else if (sys_call(SYS_fstat, fd, &st) == 0) {
+		*blockdev = S_ISBLK(st.st_mode);
+	} else {
+		return 0;
+	}
+	if (*blockdev && sys_call(SYS_ioctl, fd, BLKSSZGET, &sector) == 0 && sector > 0)
+		return (uint32_t)sector;
+	return st.st_blksize > 0 ? (uint32_t)st.st_blksize : 0;
+}
+
+/*
+ * dio_align, found once per fd and kept in its entry beside its kind (low_paths.h), so
+ * whatever forgets the kind (open, close) forgets it too. 0: unknown, do not cut.
  */
 static uint32_t dio_align(int fd, bool *blockdev)
 {
 	struct fd_path *p = &fd_paths[fd];
-	uint32_t flags = atomic_load_explicit(&p->flags, memory_order_acquire), align, shift;
-	struct statx sx = { 0 };
-	int saved = errno, sector = 0;
+	uint32_t flags = atomic_load_explicit(&p->flags, memory_order_acquire), align, found;
+	int saved = errno;
 
 	if (!(flags & FD_DIO_MASK)) {
-		if (sys_call(SYS_statx, fd, "", AT_EMPTY_PATH, STATX_TYPE | STATX_DIOALIGN, &sx) < 0) {
-			errno = saved;
-			return 0;
-		}
-		align = sx.stx_blksize;
-		if ((sx.stx_mask & STATX_DIOALIGN) && sx.stx_dio_offset_align)
-			align = sx.stx_dio_offset_align > sx.stx_dio_mem_align ? sx.stx_dio_offset_align
-									: sx.stx_dio_mem_align;
-		else if (S_ISBLK(sx.stx_mode) && sys_call(SYS_ioctl, fd, BLKSSZGET, &sector) == 0)
-			align = (uint32_t)sector;
+		align = find_dio_align(fd, blockdev);
 		errno = saved;
 		if (!align || (align & (align - 1)))
 			return 0;
-		shift = (uint32_t)__builtin_ctz(align) + 1;
+		found = ((uint32_t)__builtin_ctz(align) + 1) << FD_DIO_SHIFT |
+			(*blockdev ? FD_BLOCKDEV : 0);
 		/* Only onto the entry it was found for: an fd reset meanwhile is found again. */
-		if (!atomic_compare_exchange_strong(&p->flags, &flags,
-						    flags | shift << FD_DIO_SHIFT |
-						    (S_ISBLK(sx.stx_mode) ? FD_BLOCKDEV : 0)))
+		if (!atomic_compare_exchange_strong(&p->flags, &flags, flags | found))
 			return 0;
-		flags |= shift << FD_DIO_SHIFT | (S_ISBLK(sx.stx_mode) ? FD_BLOCKDEV : 0);
+		flags |= found;
 	}
 	*blockdev = flags & FD_BLOCKDEV;
 	return 1u << (((flags & FD_DIO_MASK) >> FD_DIO_SHIFT) - 1);
