@@ -60,7 +60,9 @@
  *    another thread is writing (RocksDB's table files are immutable once written;
  *    PostgreSQL's 8 KiB and InnoDB's 16 KiB pages are below the smallest chunk, 16 KiB, and
  *    are never cut). Where Linux does order them (XFS buffered reads against writes, an
- *    extending O_DIRECT write on ext4) a split call is weaker than the raw one.
+ *    extending O_DIRECT write on ext4) a split call is weaker than the raw one. Likewise a
+ *    split pwrite past the end grows the file piece by piece, where the raw call grows it
+ *    once, at its end: another thread's stat() or read() can see the file part-grown.
  *  - A failure part-way (EIO, ENOSPC, EDQUOT) leaves the earlier pieces written; so would
  *    the raw call's earlier bios, but an extending raw write would not have grown the file.
  *  - A source page that is mapped but not readable (PROT_NONE) passes mincore: -1 and
