@@ -228,8 +228,9 @@ static uint32_t find_dio_align(int fd, bool *blockdev)
 	if (sys_call(SYS_statx, fd, "", AT_EMPTY_PATH, STATX_TYPE | STATX_DIOALIGN, &sx) == 0) {
 		*blockdev = S_ISBLK(sx.stx_mode);
 		if ((sx.stx_mask & STATX_DIOALIGN) && sx.stx_dio_offset_align)
-			return sx.stx_dio_offset_align > sx.stx_dio_mem_align ? sx.stx_dio_offset_align
-									      : sx.stx_dio_mem_align;
+			return sx.stx_dio_offset_align > sx.stx_dio_mem_align
+				       ? sx.stx_dio_offset_align
+				       : sx.stx_dio_mem_align;
 		st.st_blksize = sx.stx_blksize;
 	} else if (sys_call(SYS_fstat, fd, &st) == 0) {
 		*blockdev = S_ISBLK(st.st_mode);

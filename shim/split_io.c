@@ -172,7 +172,7 @@ ssize_t split_io(const struct split_call *c, char *buf, size_t count, off_t offs
 			return done ? later_failure(c, buf, count, offset, done, saved) : -1;
 		done += (size_t)n;
 		if ((size_t)n < len) {
-			/* Rule 9: the end of the file, unless the kernel would have faulted after it. */
+			/* Rule 9: the end of the file, unless the kernel would fault after it. */
 			if (c->failure == SPLIT_FAIL_REDO_READ && done < total &&
 			    !split_range_mapped(buf + done, total - done))
 				return redo_whole(c, buf, count, offset, saved);

@@ -130,7 +130,8 @@ static void plain_calls(void)
 	uint64_t s0 = splits(), b0;
 	int f = file_fd;
 
-	SAME("read whole file", f, reset_file(0), read(f, buf, BIG), syscall(SYS_read, f, buf, BIG));
+	SAME("read whole file", f, reset_file(0), read(f, buf, BIG),
+	     syscall(SYS_read, f, buf, BIG));
 	EXPECT(splits() == s0, "a read() at the file position was split");
 	SAME("pread whole file", f, reset_file(0), pread(f, buf, BIG, 0),
 	     syscall(SYS_pread64, f, buf, BIG, 0));

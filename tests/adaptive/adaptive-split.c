@@ -150,7 +150,8 @@ static void atomic_writes(void)
 	run_low(2, record_writer, w, sizeof(w[0]));
 	EXPECT(lseek(fd, 0, SEEK_END) == (off_t)RECORDS * MiB, "the file is not 64 records long");
 	for (int r = 0; r < RECORDS; r++)
-		if (syscall(SYS_pread64, fd, back, MiB, (off_t)r * MiB) != MiB || !record_whole(back))
+		if (syscall(SYS_pread64, fd, back, MiB, (off_t)r * MiB) != MiB ||
+		    !record_whole(back))
 			mixed++;
 	EXPECT(mixed == 0, "%d of %d records written by write() on one O_DIRECT fd are mixed "
 	       "from both writers", mixed, RECORDS);
@@ -292,12 +293,14 @@ static const struct edge edges[] = {
 	{ "pread of more than SSIZE_MAX", PREAD, false, 2 * MiB, 0, BUF_ALIGNED, 0, 0, 0 },
 	{ "O_DIRECT write() of 1 MiB + 100", WRITE, true, 0, 0, BUF_ALIGNED, MiB + 100, 0, 0 },
 	{ "O_DIRECT read() of 1 MiB + 100", READ, true, 2 * MiB, 0, BUF_ALIGNED, MiB + 100, 0, 0 },
-	{ "O_DIRECT pread across the end", PREAD, true, 3 * MiB / 2, 0, BUF_ALIGNED, 2 * MiB, 0, 0 },
+	{ "O_DIRECT pread across the end", PREAD, true, 3 * MiB / 2, 0, BUF_ALIGNED, 2 * MiB, 0,
+	  0 },
 	{ "O_DIRECT pread of 1 MiB + 100, the tail in a hole", PREAD, true, MiB, 3 * MiB / 2,
 	  BUF_ALIGNED, MiB + 100, 0, 0 },
 	{ "buffered pread, the second MiB unmapped", PREAD, false, 4 * MiB, 0, BUF_HALF_BAD,
 	  2 * MiB, 0, 0 },
-	{ "O_DIRECT pread at a negative offset", PREAD, true, 2 * MiB, 0, BUF_ALIGNED, MiB, -4096, 0 },
+	{ "O_DIRECT pread at a negative offset", PREAD, true, 2 * MiB, 0, BUF_ALIGNED, MiB, -4096,
+	  0 },
 	{ "O_DIRECT pread into a misaligned buffer", PREAD, true, 2 * MiB, 0, BUF_MISALIGNED, MiB, 0,
 	  0 },
 	{ "O_DIRECT pwrite of 2 MiB", PWRITE, true, MiB, 0, BUF_ALIGNED, 2 * MiB, 4096, 0 },
@@ -343,7 +346,8 @@ static void on_xfsz(int sig)
 static void reset_file(const struct edge *e)
 {
 	if (on_device) {
-		EXPECT(syscall(SYS_pwrite64, buffered_fd, pattern, DEVICE_BYTES, 0) == DEVICE_BYTES &&
+		EXPECT(syscall(SYS_pwrite64, buffered_fd, pattern, DEVICE_BYTES, 0) ==
+			       DEVICE_BYTES &&
 		       syscall(SYS_fsync, buffered_fd) == 0 &&
 		       syscall(SYS_lseek, direct_fd, 12345, SEEK_SET) >= 0,
 		       "reset the device for %s: %m", e->what);
@@ -366,7 +370,8 @@ static long do_call(const struct edge *e, bool raw)
 
 	switch (e->op) {
 	case PREAD:
-		return raw ? syscall(SYS_pread64, fd, buf, n, e->offset) : pread(fd, buf, n, e->offset);
+		return raw ? syscall(SYS_pread64, fd, buf, n, e->offset)
+			   : pread(fd, buf, n, e->offset);
 	case PWRITE:
 		return raw ? syscall(SYS_pwrite64, fd, buf, n, e->offset)
 			   : pwrite(fd, buf, n, e->offset);
@@ -379,7 +384,8 @@ static long do_call(const struct edge *e, bool raw)
 
 static struct outcome run_edge(const struct edge *e, bool raw)
 {
-	struct rlimit unlimited = { RLIM_INFINITY, RLIM_INFINITY }, lim = { e->fsize, RLIM_INFINITY };
+	struct rlimit unlimited = { RLIM_INFINITY, RLIM_INFINITY };
+	struct rlimit lim = { e->fsize, RLIM_INFINITY };
 	struct outcome o = { 0 };
 	long got;
 
