@@ -7,7 +7,10 @@
 #include "adaptive_hook.h"
 
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -172,7 +175,7 @@ static ssize_t real_io(const struct low_call *call, char *buf, size_t len, off_t
 	}
 }
 
-/* One piece of a low thread's I/O: through the gate, then the real call. */
+/* One piece of a low thread's I/O, or a whole call: through the gate, then the real call. */
 static ssize_t gated_piece(void *ctx, char *buf, size_t len, off_t off)
 {
 	const struct low_call *call = ctx;
@@ -184,21 +187,141 @@ static ssize_t gated_piece(void *ctx, char *buf, size_t len, off_t off)
 }
 
 /*
- * May this call be cut? Reads always (regular files and block devices). Writes not with
- * O_APPEND: an appender's pieces could interleave with another's, and pwrite on an O_APPEND
- * fd appends too. The flags are read only here, for a call larger than the chunk.
+ * The smallest piece. No level's chunk is below 16 KiB; one read from a garbled region could
+ * be, and a 64 MiB call cut into bytes would never end.
  */
-static bool splittable(const struct low_call *call)
-{
-	int saved;
-	long fl;
+#define PIECE_MIN 4096u
 
-	if (!op_writes(call->op))
-		return true;
-	saved = errno;
-	fl = sys_call(SYS_fcntl, call->fd, F_GETFL);
+/*
+ * The splitter's allowance, asked before every piece (split_io.c, rule 10): the chunk in
+ * force now, and no limit once the tier is released (no cap, or a cap whose lease ran out,
+ * which the gate no longer enforces either).
+ */
+static size_t piece_allowance(void *ctx)
+{
+	struct low_gate *g = &adaptive_on->gate;
+	uint32_t chunk = atomic_load_explicit(&adaptive_on->chunk, memory_order_relaxed);
+	uint64_t lease;
+
+	(void)ctx;
+	if (atomic_load_explicit(&g->cap, memory_order_relaxed) == LOW_GATE_UNLIMITED ||
+	    chunk == ADAPTIVE_UNLIMITED)
+		return 0;
+	lease = atomic_load_explicit(&g->lease_ns, memory_order_relaxed);
+	if (lease && coarse_now_ns() >= lease)
+		return 0;
+	return chunk < PIECE_MIN ? PIECE_MIN : chunk;
+}
+
+/*
+ * The O_DIRECT alignment of @fd (split_io.c, rule 5): the larger of statx's memory and
+ * offset alignments; without STATX_DIOALIGN (before 6.1, a file system that has none, a
+ * sandbox without statx), the logical block size of a block device and st_blksize of a
+ * file, both at least the real alignment. 0: not found. errno is the caller's to keep.
+ */
+static uint32_t find_dio_align(int fd, bool *blockdev)
+{
+	struct statx sx = { 0 };
+	struct stat st;
+	int sector = 0;
+
+	if (sys_call(SYS_statx, fd, "", AT_EMPTY_PATH, STATX_TYPE | STATX_DIOALIGN, &sx) == 0) {
+		*blockdev = S_ISBLK(sx.stx_mode);
+		if ((sx.stx_mask & STATX_DIOALIGN) && sx.stx_dio_offset_align)
+			return sx.stx_dio_offset_align > sx.stx_dio_mem_align
+				       ? sx.stx_dio_offset_align
+				       : sx.stx_dio_mem_align;
+		st.st_blksize = sx.stx_blksize;
+	} else if (sys_call(SYS_fstat, fd, &st) == 0) {
+		*blockdev = S_ISBLK(st.st_mode);
+	} else {
+		return 0;
+	}
+	if (*blockdev && sys_call(SYS_ioctl, fd, BLKSSZGET, &sector) == 0 && sector > 0)
+		return (uint32_t)sector;
+	return st.st_blksize > 0 ? (uint32_t)st.st_blksize : 0;
+}
+
+/*
+ * dio_align, found once per fd and kept in its entry beside its kind (low_paths.h), so
+ * whatever forgets the kind (open, close) forgets it too. 0: unknown, do not cut.
+ */
+static uint32_t dio_align(int fd, bool *blockdev)
+{
+	struct fd_path *p = &fd_paths[fd];
+	uint32_t flags = atomic_load_explicit(&p->flags, memory_order_acquire), align, found;
+	int saved = errno;
+
+	if (!(flags & FD_DIO_MASK)) {
+		align = find_dio_align(fd, blockdev);
+		errno = saved;
+		if (!align || (align & (align - 1)))
+			return 0;
+		found = ((uint32_t)__builtin_ctz(align) + 1) << FD_DIO_SHIFT |
+			(*blockdev ? FD_BLOCKDEV : 0);
+		/* Only onto the entry it was found for: an fd reset meanwhile is found again. */
+		if (!atomic_compare_exchange_strong(&p->flags, &flags, flags | found))
+			return 0;
+		flags |= found;
+	}
+	*blockdev = flags & FD_BLOCKDEV;
+	return 1u << (((flags & FD_DIO_MASK) >> FD_DIO_SHIFT) - 1);
+}
+
+/*
+ * May this pwrite be cut (split_io.c, rules 2, 6 and 7)? O_DIRECT without O_APPEND, ending
+ * within the file size limit and, on a block device, within the device, from a source that
+ * is mapped end to end. Asked only of a call larger than the allowance; errno kept.
+ */
+static bool write_may_cut(const struct low_call *call, const char *buf, size_t n, off_t off,
+			  bool blockdev)
+{
+	struct rlimit lim;
+	uint64_t size;
+	int saved = errno;
+	long fl = sys_call(SYS_fcntl, call->fd, F_GETFL);
+	bool ok = fl >= 0 && (fl & O_DIRECT) && !(fl & O_APPEND);
+
+	if (ok && sys_call(SYS_prlimit64, 0, RLIMIT_FSIZE, NULL, &lim) == 0 &&
+	    lim.rlim_cur != RLIM_INFINITY)
+		ok = (uint64_t)off + n <= lim.rlim_cur;
+	if (ok && blockdev)
+		ok = sys_call(SYS_ioctl, call->fd, BLKGETSIZE64, &size) == 0 &&
+		     (uint64_t)off + n <= size;
 	errno = saved;
-	return fl >= 0 && !(fl & O_APPEND);
+	return ok && split_range_mapped(buf, n);
+}
+
+/*
+ * How to cut this pread or pwrite, larger than the allowance: false to pace it whole (the
+ * rules at the head of split_io.c). A buffered file reads at any alignment; a storage fd
+ * needs its own.
+ */
+static bool may_cut(const struct low_call *call, const char *buf, size_t n, off_t off,
+		    struct split_call *how)
+{
+	bool blockdev = false;
+	uint32_t align = call->kind == FD_KIND_STORAGE ? dio_align(call->fd, &blockdev) : 1;
+
+	if (!align || !split_may_cut(buf, n, off, align))
+		return false;
+	if (call->op == OP_PWRITE && !write_may_cut(call, buf, n, off, blockdev))
+		return false;
+	how->align = align;
+	how->failure = call->op == OP_PWRITE ? SPLIT_FAIL_WRITE : SPLIT_FAIL_REDO_READ;
+	return true;
+}
+
+/* A call larger than the chunk: cut when the rules allow, else paced whole. Out of line. */
+static __attribute__((noinline)) ssize_t low_io_large(struct low_call *call, char *buf,
+						       size_t n, off_t off)
+{
+	struct split_call how = { .piece = gated_piece, .allowance = piece_allowance, .ctx = call };
+
+	if (!piece_allowance(NULL) || !may_cut(call, buf, n, off, &how))
+		return gated_piece(call, buf, n, off);
+	atomic_fetch_add_explicit(&adaptive_on->splits, 1, memory_order_relaxed);
+	return split_io(&how, buf, n, off);
 }
 
 static ssize_t low_io(struct low_call *call, char *buf, size_t n, off_t off)
@@ -206,12 +329,16 @@ static ssize_t low_io(struct low_call *call, char *buf, size_t n, off_t off)
 	uint32_t chunk = atomic_load_explicit(&adaptive_on->chunk, memory_order_relaxed);
 	uint32_t kind = call->kind = kind_of(call->fd);
 
-	/* Pipes and sockets are left alone; a buffered write is one copy, never cut. */
-	if (kind == FD_KIND_OTHER || (op_writes(call->op) && kind == FD_KIND_FILE) ||
-	    chunk == ADAPTIVE_UNLIMITED || n <= chunk || !splittable(call))
+	/*
+	 * Pipes and sockets are left alone; read() and write() at the file position are paced
+	 * whole (split_io.c, rule 1), and so is a buffered write (one copy) and every call the
+	 * splitter cannot cut without the program noticing.
+	 */
+	if (likely(chunk == ADAPTIVE_UNLIMITED || n <= chunk) || kind == FD_KIND_OTHER ||
+	    call->op == OP_READ || call->op == OP_WRITE ||
+	    (call->op == OP_PWRITE && kind == FD_KIND_FILE))
 		return gated_piece(call, buf, n, off);
-	atomic_fetch_add_explicit(&adaptive_on->splits, 1, memory_order_relaxed);
-	return split_io(gated_piece, call, buf, n, off, chunk);
+	return low_io_large(call, buf, n, off);
 }
 
 ssize_t adaptive_read(int fd, void *buf, size_t n)

@@ -29,6 +29,14 @@ enum {
 	FD_KIND_STORAGE = 2u,/* O_DIRECT file or block device: rate-limited, not steered */
 	FD_KIND_OTHER = 3u,  /* socket, pipe, tty...: left alone */
 	FD_DROP = 1u << 2,   /* its path matched IOTIER_DROP_BEHIND when it was opened */
+	/*
+	 * A storage fd's O_DIRECT alignment, log2 + 1 (0: not known yet), and whether it is a
+	 * block device: found by the splitter once per fd (adaptive_hook.c), forgotten with the
+	 * kind whenever the fd's entry is reset.
+	 */
+	FD_DIO_SHIFT = 3,
+	FD_DIO_MASK = 31u << FD_DIO_SHIFT,
+	FD_BLOCKDEV = 1u << 8,
 };
 
 struct fd_path {

@@ -1,30 +1,72 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * split_io.h: cut one large read or write of the low tier into chunk-size pieces, so that a
- * high-tier read queued behind it waits for one piece, not the whole transfer. The caller
- * sees exactly what one call would have returned: the total on success, a short count
- * where a piece came up short (end of file, a full disk), the bytes done before a later
- * piece failed (as the kernel reports a partial transfer, errno untouched), and -1 with the
- * first piece's errno when nothing was transferred.
- *
- * Only for calls whose pieces are independent: pread/pwrite and read/write on a regular
- * file. Never for O_APPEND writes (two appenders could interleave between pieces) or pipes
- * and sockets (a short piece there is not the end). The caller decides.
+ * split_io.h: cut one large pread or pwrite of the low tier into pieces of the allowance
+ * (the controller's chunk), so that a high-tier read queued behind it waits for one piece,
+ * not the whole transfer, and so that the caller cannot tell: the same return value, errno,
+ * file content, and no file position touched. Which calls may be cut at all, and why the
+ * others are paced whole, is the head comment of split_io.c (and docs/adaptive.md, "When a
+ * call is split, and when it is paced whole"); the caller (adaptive_hook.c) asks
+ * split_may_cut() and split_range_mapped() before the first piece.
  */
 #ifndef IOTIER_SPLIT_IO_H
 #define IOTIER_SPLIT_IO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
-/*
- * One piece: @len bytes at @buf, file offset @offset (ignored by calls that use the file
- * position, which each piece advances). Returns what the syscall returns, errno set on -1.
- */
-typedef ssize_t (*split_piece_fn)(void *ctx, char *buf, size_t len, off_t offset);
+/* MAX_RW_COUNT in the kernel: INT_MAX rounded down to a page, the most one call moves. */
+#define SPLIT_KERNEL_RW_MAX 0x7ffff000ul
 
-/* Do @count bytes at @buf and @offset in pieces of at most @chunk (0: one piece). */
-ssize_t split_io(split_piece_fn piece, void *ctx, char *buf, size_t count, off_t offset,
-		 size_t chunk);
+/*
+ * One piece: @len bytes at @buf and file offset @offset. Returns what the syscall returns,
+ * errno set on -1.
+ */
+typedef ssize_t split_piece_fn(void *ctx, char *buf, size_t len, off_t offset);
+
+/* The most the next piece may move, asked before every piece; 0: no limit (the rest). */
+typedef size_t split_allowance_fn(void *ctx);
+
+/* How a failed piece after the first is answered. */
+enum split_failure {
+	/*
+	 * A write: -1 with the piece's errno (the kernel's direct I/O fails a whole call that
+	 * fails part-way), except EFBIG, which a piece meets only where the file's size limit
+	 * begins: the whole call would have stopped there, so the bytes before it are returned.
+	 */
+	SPLIT_FAIL_WRITE,
+	/*
+	 * A read: the whole call again as one piece, whose answer is the kernel's own (a read
+	 * changes nothing but the caller's buffer, which the whole call overwrites). The same
+	 * when a piece comes up short with part of the buffer after it unmapped: the kernel
+	 * would have failed the whole call with EFAULT, or not, and only it knows which.
+	 */
+	SPLIT_FAIL_REDO_READ,
+};
+
+struct split_call {
+	split_piece_fn *piece;
+	split_allowance_fn *allowance;
+	void *ctx;
+	size_t align;               /* every piece but the last is a multiple of this (>= 1) */
+	enum split_failure failure;
+};
+
+/*
+ * Do @count bytes at @buf and @offset in pieces as @c says. Together the pieces never move
+ * more than SPLIT_KERNEL_RW_MAX, as one call would not. errno as before on success.
+ */
+ssize_t split_io(const struct split_call *c, char *buf, size_t count, off_t offset);
+
+/*
+ * May a pread or pwrite of @count bytes at @buf and @offset be cut, for a file whose direct
+ * I/O alignment is @align (1: a buffered file)? False where the kernel would answer the
+ * whole call differently from its pieces: a count it rejects or cuts itself, an offset it
+ * rejects (negative, or past LLONG_MAX at the end), an O_DIRECT call out of alignment.
+ */
+bool split_may_cut(const char *buf, size_t count, off_t offset, size_t align);
+
+/* Is every byte of [@buf, @buf + @count) mapped (mincore)? errno as before. */
+bool split_range_mapped(const char *buf, size_t count);
 
 #endif

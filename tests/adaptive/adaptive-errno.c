@@ -6,9 +6,10 @@
  * half-bad buffers (EFAULT, partial copies), a nonblocking pipe (EAGAIN, a partial write).
  * Run under the shim with IOTIER_LOW=bg-* and a target; the program pins the shared region
  * it finds in its own /proc/self/maps to a finite cap and a 4 KiB chunk, with the controller
- * stopped, so that every call larger than 4 KiB goes through the splitter and the gate. Each
- * call is made twice from the same state: through libc (the shim) and as a raw syscall (the
- * kernel's own answer). The shim's counters must show that the calls were gated and split.
+ * stopped, so that every pread and pwrite larger than 4 KiB goes through the splitter and the
+ * gate (read and write, at the file position, are paced whole). Each call is made twice from
+ * the same state: through libc (the shim) and as a raw syscall (the kernel's own answer). The
+ * shim's counters must show that the calls were gated, and split where they may be.
  * Then, with the cap at 0 (held), a low thread's io_submit must wait at the gate (asleep in
  * futex, not returned) and go once the cap is lifted.
  * Usage: adaptive-errno DIR (a scratch directory for its files).
@@ -123,18 +124,22 @@ static uint64_t gate_bytes(void)
 	return atomic_load(&region->gate.bytes);
 }
 
-/* read and write: split into 4 KiB pieces where the call is larger. */
+/* read and write, paced whole; pread, split into 4 KiB pieces where the call is larger. */
 static void plain_calls(void)
 {
 	uint64_t s0 = splits(), b0;
 	int f = file_fd;
 
-	SAME("read whole file", f, reset_file(0), read(f, buf, BIG), syscall(SYS_read, f, buf, BIG));
-	EXPECT(splits() == s0 + 1, "a read larger than the chunk was not split (%llu splits)",
+	SAME("read whole file", f, reset_file(0), read(f, buf, BIG),
+	     syscall(SYS_read, f, buf, BIG));
+	EXPECT(splits() == s0, "a read() at the file position was split");
+	SAME("pread whole file", f, reset_file(0), pread(f, buf, BIG, 0),
+	     syscall(SYS_pread64, f, buf, BIG, 0));
+	EXPECT(splits() == s0 + 1, "a pread larger than the chunk was not split (%llu splits)",
 	       (unsigned long long)(splits() - s0));
 	reset_file(0);
-	EXPECT(read(f, buf, BIG) == FILE_BYTES && !memcmp(buf, pattern, FILE_BYTES),
-	       "a split read did not return the file's bytes in order");
+	EXPECT(pread(f, buf, BIG, 0) == FILE_BYTES && !memcmp(buf, pattern, FILE_BYTES),
+	       "a split pread did not return the file's bytes in order");
 	SAME("read short at EOF", f, reset_file(9000), read(f, buf, BIG),
 	     syscall(SYS_read, f, buf, BIG));
 	SAME("read at EOF", f, reset_file(FILE_BYTES), read(f, buf, BIG),
@@ -163,9 +168,9 @@ static void plain_calls(void)
 }
 
 /*
- * O_DIRECT writes are device I/O: a large one is split, except with O_APPEND (an appender's
- * pieces could interleave with another's). Skipped where the directory's file system has
- * no O_DIRECT (tmpfs).
+ * O_DIRECT writes are device I/O: a large pwrite is split, except with O_APPEND (an
+ * appender's pieces could interleave with another's); a write() at the file position is
+ * paced whole. Skipped where the directory's file system has no O_DIRECT (tmpfs).
  */
 static void direct_calls(void)
 {
@@ -187,15 +192,19 @@ static void direct_calls(void)
 	s0 = splits();
 	SAME("O_DIRECT write", fd, lseek(fd, 0, SEEK_SET), write(fd, al, BIG),
 	     syscall(SYS_write, fd, al, BIG));
-	EXPECT(splits() == s0 + 1, "a large O_DIRECT write was not split");
+	EXPECT(splits() == s0, "an O_DIRECT write() at the file position was split");
+	SAME("O_DIRECT pwrite", fd, lseek(fd, 0, SEEK_SET), pwrite(fd, al, BIG, 0),
+	     syscall(SYS_pwrite64, fd, al, BIG, 0));
+	EXPECT(splits() == s0 + 1, "a large O_DIRECT pwrite was not split");
 	SAME("O_DIRECT read", fd, lseek(fd, 4096, SEEK_SET), read(fd, al, BIG),
 	     syscall(SYS_read, fd, al, BIG));
 	SAME("O_DIRECT misaligned", fd, lseek(fd, 0, SEEK_SET), write(fd, al + 1, BIG),
 	     syscall(SYS_write, fd, al + 1, BIG));
 	s0 = splits();
 	EXPECT(fcntl(fd, F_SETFL, O_APPEND | O_DIRECT) == 0, "F_SETFL: %m");
-	SAME("O_DIRECT append", fd, syscall(SYS_ftruncate, fd, BIG), write(fd, al, BIG), syscall(SYS_write, fd, al, BIG));
-	EXPECT(splits() == s0, "an O_APPEND write was split");
+	SAME("O_DIRECT append", fd, syscall(SYS_ftruncate, fd, BIG), pwrite(fd, al, BIG, 0),
+	     syscall(SYS_pwrite64, fd, al, BIG, 0));
+	EXPECT(splits() == s0, "an O_APPEND pwrite was split");
 	free(al);
 	close(fd);
 }
