@@ -23,7 +23,7 @@
 #include "blkdev.h"
 #include "check_report.h"
 #include "check_trace.h"
-#include "cli_common.h"
+#include "cli/cli.h"
 #include "commands.h"
 #include "cgroup_place.h"
 #include "config.h"

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "blkdev.h"
-#include "cli_common.h"
+#include "cli/cli.h"
 #include "commands.h"
 #include "expo.h"
 #include "lat_report.h"

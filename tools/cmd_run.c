@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cgroup_place.h"
+#include "cli/cli.h"
 #include "commands.h"
 #include "config.h"
 #include "shim_options.h"

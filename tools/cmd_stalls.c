@@ -15,7 +15,7 @@
 #include <time.h>
 
 #include "blkdev.h"
-#include "cli_common.h"
+#include "cli/cli.h"
 #include "commands.h"
 #include "shim_options.h"
 #include "stalls_report.h"

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cgroup_tier.h"
+#include "cli/cli.h"
 #include "commands.h"
 #include "rules.h"
 #include "state_table.h"

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "commands.h"
+#include "cli/cli.h"
 #include "expo_state.h"
 
 static volatile sig_atomic_t stop;

@@ -14,7 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "commands.h"
+#include "cli/cli.h"
 #include "expo_state.h"
 
 int expo_set_option(struct expo_options *x, int opt, const char *arg)

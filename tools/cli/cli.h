@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli.h: the face of tools/cli/ (libiotier-cli.a), what every subcommand shares: the usage
+ * and error lines (cli_usage.h) and the small argument parsers and run-loop pieces
+ * (cli_common.h). Rooms above include this header, not the units behind it.
+ */
+#ifndef IOTIER_CLI_H
+#define IOTIER_CLI_H
+
+#include "cli_common.h"
+#include "cli_usage.h"
+
+#endif
