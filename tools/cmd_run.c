@@ -5,18 +5,14 @@
  * exactly as the shim will load it before anything is started, so a bad rule is refused here
  * with exit status 2 instead of being a warning inside the program.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "cgroup_place.h"
 #include "cli/cli.h"
 #include "commands.h"
 #include "config.h"
-#include "shim_options.h"
+#include "launch/launch.h"
 
 static const char run_help[] =
 	"usage: iotier run [OPTIONS] [--] CMD [ARGS...]\n"
@@ -82,12 +78,9 @@ static int run_main(int argc, char **argv)
 	ret = shim_preload_for("run");
 	if (ret)
 		return ret;
-	if (flags.place_in_cgroup)
-		cgroup_place_before_exec(&cfg);
-	execvp(argv[optind], argv + optind);
-	ret = errno;
+	ret = spawn_exec(argv + optind, flags.place_in_cgroup ? &cfg : NULL);
 	error_line("run", "cannot run '%s': %s", argv[optind], strerror(ret));
-	return ret == ENOENT ? 127 : 126;
+	return spawn_exec_status(ret);
 }
 
 const struct command command_run = {

@@ -17,7 +17,7 @@
 #include "blkdev.h"
 #include "cli/cli.h"
 #include "commands.h"
-#include "shim_options.h"
+#include "launch/launch.h"
 #include "stalls_report.h"
 #include "stalls_session.h"
 
