@@ -17,7 +17,7 @@
 #include "blkdev.h"
 #include "cli/cli.h"
 #include "commands.h"
-#include "expo.h"
+#include "exporter/expo.h"
 #include "lat_report.h"
 #include "lat_session.h"
 
