@@ -154,11 +154,13 @@ static enum expect_tier classify(const struct iotrack_key *key, const char *cmdl
 
 static int parse_args(int argc, char **argv, struct check_args *a)
 {
+	struct cli_getopt g = {
+		.name = "check", .optstring = "+:" SHIM_SHORT_OPTIONS "d:e:b:j:vh",
+		.longopts = check_options, .operands = CLI_COMMAND,
+	};
 	int opt, ret;
 
-	optind = 0;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:" SHIM_SHORT_OPTIONS "d:e:b:j:vh", check_options, NULL)) != -1) {
+	while ((opt = cli_getopt_next(&g, argc, argv)) != -1) {
 		ret = 0;
 		switch (opt) {
 		case 'd': {
@@ -196,10 +198,6 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 		case 'h':
 			fputs(check_help, stdout);
 			return -1;
-		case ':':
-			return usage_error("check", "option '%s' needs a value", argv[optind - 1]);
-		case '?':
-			return usage_error("check", "unknown option '%s'", argv[optind - 1]);
 		default:
 			ret = shim_flag(&a->shim, opt, optarg);
 			break;
@@ -209,9 +207,7 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 			return 1;
 		}
 	}
-	if (optind >= argc)
-		return usage_error("check", "no command given");
-	return 0;
+	return g.status;
 }
 
 static int json_dir_writable(const char *path)

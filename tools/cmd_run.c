@@ -50,28 +50,25 @@ static const struct option run_options[] = {
 static int run_main(int argc, char **argv)
 {
 	static struct config cfg; /* large: rule globs are inline */
+	struct cli_getopt g = {
+		.name = "run", .optstring = "+:" SHIM_SHORT_OPTIONS "h", .longopts = run_options,
+		.operands = CLI_COMMAND,
+	};
 	struct shim_flags flags = { 0 };
 	int opt, ret;
 
-	optind = 0;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:" SHIM_SHORT_OPTIONS "h", run_options, NULL)) != -1) {
-		switch (opt) {
-		case 'h':
+	while ((opt = cli_getopt_next(&g, argc, argv)) != -1) {
+		if (opt == 'h') {
 			fputs(run_help, stdout);
 			return 0;
-		case ':':
-			return usage_error("run", "option '%s' needs a value", argv[optind - 1]);
-		case '?':
-			return usage_error("run", "unknown option '%s'", argv[optind - 1]);
 		}
 		if (shim_flag(&flags, opt, optarg) < 0) {
 			perror("iotier run: setenv");
 			return 1;
 		}
 	}
-	if (optind >= argc)
-		return usage_error("run", "no command given");
+	if (g.status)
+		return g.status;
 	ret = shim_config_check("run", &flags, &cfg);
 	if (ret)
 		return ret;
