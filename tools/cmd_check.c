@@ -8,7 +8,6 @@
  * exit status 2 and not a failed CI job after a long benchmark.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
@@ -23,12 +22,11 @@
 #include "blkdev.h"
 #include "check_report.h"
 #include "check_trace.h"
-#include "cli_common.h"
+#include "cli/cli.h"
 #include "commands.h"
-#include "cgroup_place.h"
 #include "config.h"
 #include "expect.h"
-#include "shim_options.h"
+#include "launch/launch.h"
 #include "stalls_report.h"
 #include "stalls_session.h"
 #include "text_escape.h"
@@ -156,11 +154,13 @@ static enum expect_tier classify(const struct iotrack_key *key, const char *cmdl
 
 static int parse_args(int argc, char **argv, struct check_args *a)
 {
+	struct cli_getopt g = {
+		.name = "check", .optstring = "+:" SHIM_SHORT_OPTIONS "d:e:b:j:vh",
+		.longopts = check_options, .operands = CLI_COMMAND,
+	};
 	int opt, ret;
 
-	optind = 0;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:" SHIM_SHORT_OPTIONS "d:e:b:j:vh", check_options, NULL)) != -1) {
+	while ((opt = cli_getopt_next(&g, argc, argv)) != -1) {
 		ret = 0;
 		switch (opt) {
 		case 'd': {
@@ -198,10 +198,6 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 		case 'h':
 			fputs(check_help, stdout);
 			return -1;
-		case ':':
-			return usage_error("check", "option '%s' needs a value", argv[optind - 1]);
-		case '?':
-			return usage_error("check", "unknown option '%s'", argv[optind - 1]);
 		default:
 			ret = shim_flag(&a->shim, opt, optarg);
 			break;
@@ -211,9 +207,7 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 			return 1;
 		}
 	}
-	if (optind >= argc)
-		return usage_error("check", "no command given");
-	return 0;
+	return g.status;
 }
 
 static int json_dir_writable(const char *path)
@@ -233,72 +227,30 @@ static void forward_signal(int sig)
 }
 
 /*
- * Start CMD stopped on a pipe, follow it, attach, then let it exec: the tracked-process map
+ * Start CMD held on a pipe, follow it, attach, then let it exec: the tracked-process map
  * must hold its pid before its first I/O, and its first I/O may be the exec itself.
  * Returns the pid, or -1 after printing why (exit status in *status: 126 or 127).
  */
 static pid_t start_command(char **argv, const struct check_tracers *tr,
 			   const struct config *place_cfg, int *status)
 {
-	int go[2], exec_err[2], err = 0;
+	struct spawn held;
 	char msg[256];
-	pid_t pid;
 
-	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(exec_err, O_CLOEXEC) < 0) {
-		perror("iotier check: pipe");
-		*status = 1;
+	*status = 1;
+	if (spawn_held(&held, "check", argv, place_cfg) < 0)
 		return -1;
-	}
-	pid = fork();
-	if (pid < 0) {
-		perror("iotier check: fork");
-		*status = 1;
-		return -1;
-	}
-	if (pid == 0) {
-		char c;
-
-		close(go[1]);
-		close(exec_err[0]);
-		signal(SIGINT, SIG_DFL);
-		/* EOF without a byte: the parent could not start tracing. */
-		if (read(go[0], &c, 1) != 1)
-			_exit(126);
-		/* --cgroup-weight: CMD is low as a whole, as under `iotier run`. */
-		if (place_cfg)
-			cgroup_place_before_exec(place_cfg);
-		execvp(argv[0], argv);
-		err = errno;
-		if (write(exec_err[1], &err, sizeof(err)) < 0)
-			_exit(126);
-		_exit(err == ENOENT ? 127 : 126);
-	}
-	close(go[0]);
-	close(exec_err[1]);
-	child_pid = pid;
+	child_pid = held.pid;
 	msg[0] = '\0';
-	if (check_trace_follow(tr->io, pid) < 0 || check_trace_attach(tr->io, msg, sizeof(msg)) < 0 ||
-	    (tr->stalls && (stalls_session_follow(tr->stalls, pid, false) < 0 ||
+	if (check_trace_follow(tr->io, held.pid) < 0 ||
+	    check_trace_attach(tr->io, msg, sizeof(msg)) < 0 ||
+	    (tr->stalls && (stalls_session_follow(tr->stalls, held.pid, false) < 0 ||
 			    stalls_session_attach(tr->stalls, msg, sizeof(msg)) < 0))) {
 		error_line("check", "%s", msg[0] ? msg : "cannot follow the command");
-		close(go[1]);
-		close(exec_err[0]);
-		waitpid(pid, NULL, 0);
-		*status = 1;
+		spawn_abandon(&held);
 		return -1;
 	}
-	if (write(go[1], "g", 1) != 1)
-		perror("iotier check: write");
-	close(go[1]);
-	if (read(exec_err[0], &err, sizeof(err)) == (ssize_t)sizeof(err)) {
-		error_line("check", "cannot run '%s': %s", argv[0], strerror(err));
-		close(exec_err[0]);
-		waitpid(pid, NULL, 0);
-		*status = err == ENOENT ? 127 : 126;
-		return -1;
-	}
-	close(exec_err[0]);
-	return pid;
+	return spawn_release(&held, "check", argv, status);
 }
 
 /* validate: rules, classes, expectations, the baseline and the JSON path. 0 or exit status. */

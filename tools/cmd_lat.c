@@ -15,9 +15,9 @@
 #include <unistd.h>
 
 #include "blkdev.h"
-#include "cli_common.h"
+#include "cli/cli.h"
 #include "commands.h"
-#include "expo.h"
+#include "exporter/expo.h"
 #include "lat_report.h"
 #include "lat_session.h"
 
@@ -189,12 +189,13 @@ static int parse_output(struct lat_args *a, int opt, const char *arg)
 /* parse: 0 to go on, -1 after --help, or an exit status. */
 static int parse_args(int argc, char **argv, struct lat_args *a)
 {
+	struct cli_getopt g = {
+		.name = "lat", .optstring = ":d:p:c:o:b:i:n:t:f:QDHvh", .longopts = lat_options,
+		.operands = CLI_NO_OPERANDS,
+	};
 	int opt, ret = 0;
 
-	optind = 0;
-	opterr = 0;
-	while (!ret &&
-	       (opt = getopt_long(argc, argv, ":d:p:c:o:b:i:n:t:f:QDHvh", lat_options, NULL)) != -1) {
+	while (!ret && (opt = cli_getopt_next(&g, argc, argv)) != -1) {
 		switch (opt) {
 		case 'd': case 'p': case 'c': case 'o': case OPT_CHILDREN:
 			ret = parse_filter(a, opt, optarg);
@@ -222,15 +223,9 @@ static int parse_args(int argc, char **argv, struct lat_args *a)
 		case 'h':
 			fputs(lat_help, stdout);
 			return -1;
-		case ':':
-			return usage_error("lat", "option '%s' needs a value", argv[optind - 1]);
-		default:
-			return usage_error("lat", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (!ret && optind < argc)
-		return usage_error("lat", "unexpected argument '%s'", argv[optind]);
-	return ret;
+	return ret ? ret : g.status;
 }
 
 /* validate: the options that only make sense together. 0 or an exit status. */

@@ -6,6 +6,7 @@
  */
 #include <stdio.h>
 
+#include "cli/cli.h"
 #include "commands.h"
 
 static const char lat_stub_help[] =

@@ -5,17 +5,14 @@
  * exactly as the shim will load it before anything is started, so a bad rule is refused here
  * with exit status 2 instead of being a warning inside the program.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "cgroup_place.h"
+#include "cli/cli.h"
 #include "commands.h"
 #include "config.h"
-#include "shim_options.h"
+#include "launch/launch.h"
 
 static const char run_help[] =
 	"usage: iotier run [OPTIONS] [--] CMD [ARGS...]\n"
@@ -53,40 +50,34 @@ static const struct option run_options[] = {
 static int run_main(int argc, char **argv)
 {
 	static struct config cfg; /* large: rule globs are inline */
+	struct cli_getopt g = {
+		.name = "run", .optstring = "+:" SHIM_SHORT_OPTIONS "h", .longopts = run_options,
+		.operands = CLI_COMMAND,
+	};
 	struct shim_flags flags = { 0 };
 	int opt, ret;
 
-	optind = 0;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:" SHIM_SHORT_OPTIONS "h", run_options, NULL)) != -1) {
-		switch (opt) {
-		case 'h':
+	while ((opt = cli_getopt_next(&g, argc, argv)) != -1) {
+		if (opt == 'h') {
 			fputs(run_help, stdout);
 			return 0;
-		case ':':
-			return usage_error("run", "option '%s' needs a value", argv[optind - 1]);
-		case '?':
-			return usage_error("run", "unknown option '%s'", argv[optind - 1]);
 		}
 		if (shim_flag(&flags, opt, optarg) < 0) {
 			perror("iotier run: setenv");
 			return 1;
 		}
 	}
-	if (optind >= argc)
-		return usage_error("run", "no command given");
+	if (g.status)
+		return g.status;
 	ret = shim_config_check("run", &flags, &cfg);
 	if (ret)
 		return ret;
 	ret = shim_preload_for("run");
 	if (ret)
 		return ret;
-	if (flags.place_in_cgroup)
-		cgroup_place_before_exec(&cfg);
-	execvp(argv[optind], argv + optind);
-	ret = errno;
+	ret = spawn_exec(argv + optind, flags.place_in_cgroup ? &cfg : NULL);
 	error_line("run", "cannot run '%s': %s", argv[optind], strerror(ret));
-	return ret == ENOENT ? 127 : 126;
+	return spawn_exec_status(ret);
 }
 
 const struct command command_run = {

@@ -15,9 +15,9 @@
 #include <time.h>
 
 #include "blkdev.h"
-#include "cli_common.h"
+#include "cli/cli.h"
 #include "commands.h"
-#include "shim_options.h"
+#include "launch/launch.h"
 #include "stalls_report.h"
 #include "stalls_session.h"
 
@@ -127,12 +127,13 @@ static int parse_option(struct stalls_args *a, int opt, const char *arg)
 /* parse: 0 to go on, -1 after --help, or an exit status. */
 static int parse_args(int argc, char **argv, struct stalls_args *a)
 {
+	struct cli_getopt g = {
+		.name = "stalls", .optstring = ":p:d:t:i:f:l:H:vh", .longopts = stalls_options,
+		.operands = CLI_NO_OPERANDS,
+	};
 	int opt, ret = 0;
 
-	optind = 0;
-	opterr = 0;
-	while (!ret && (opt = getopt_long(argc, argv, ":p:d:t:i:f:l:H:vh", stalls_options,
-					  NULL)) != -1) {
+	while (!ret && (opt = cli_getopt_next(&g, argc, argv)) != -1) {
 		switch (opt) {
 		case 'p': case 'd': case 't': case 'i': case 'f':
 			ret = parse_option(a, opt, optarg);
@@ -152,14 +153,10 @@ static int parse_args(int argc, char **argv, struct stalls_args *a)
 		case 'h':
 			fputs(stalls_help, stdout);
 			return -1;
-		case ':':
-			return usage_error("stalls", "option '%s' needs a value", argv[optind - 1]);
-		default:
-			return usage_error("stalls", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (!ret && optind < argc)
-		return usage_error("stalls", "unexpected argument '%s'", argv[optind]);
+	if (!ret)
+		ret = g.status;
 	if (!ret && a->children && !a->pid)
 		return usage_error("stalls", "--children needs --pid");
 	return ret;

@@ -3,10 +3,10 @@
  * iotier.c: entry point of the `iotier` CLI. It finds the subcommand and hands over argv;
  * every subcommand checks its own flags completely before it starts anything.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/cli.h"
 #include "commands.h"
 #include "iotier-config.h"
 #include "text_escape.h"
@@ -22,35 +22,6 @@ static const struct command *const commands[] = {
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
-
-/* "iotier NAME: message", the message escaped whole: it quotes values from outside, and one
- * of them could end the line early or send escape sequences to the terminal. */
-static void print_message(const char *name, const char *fmt, va_list ap)
-{
-	fprintf(stderr, "iotier %s: ", name);
-	text_escape_vfprintf(stderr, fmt, ap);
-}
-
-int usage_error(const char *name, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	print_message(name, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, " (see 'iotier help %s')\n", name);
-	return EXIT_USAGE;
-}
-
-void error_line(const char *name, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	print_message(name, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 static void print_overview(FILE *out)
 {

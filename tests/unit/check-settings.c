@@ -15,7 +15,7 @@
 
 #include "config.h"
 #include "settings.def"
-#include "shim_options.h"
+#include "launch/shim_options.h"
 #include "check_main.h"
 
 static const struct {

@@ -10,6 +10,8 @@
  * series carry that pid, the tree root's, as their one label: at most EXPO_ADAPTIVE_MAX
  * controllers are published, however many processes there are.
  */
+#include "expo_adaptive.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

@@ -6,6 +6,8 @@
  * a disk that comes back starts a new series (with a new _created) and the totals stay
  * bounded however many disks come and go over days.
  */
+#include "expo_collect.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "expo_shim.h"
 #include "expo_state.h"
 
 static double clock_seconds(clockid_t id)

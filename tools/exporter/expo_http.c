@@ -7,12 +7,15 @@
  * out, and beyond EXPO_MAX_IN_FLIGHT requests at once the next is refused with 503 and
  * counted, rather than queued behind the mutex.
  */
+#include "expo_http.h"
+
 #include <microhttpd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
+#include "expo_render.h"
 #include "expo_state.h"
 
 #define EXPO_MAX_CONNECTIONS 32

@@ -6,6 +6,8 @@
  * textfile, until SIGTERM, SIGINT or --duration. Collecting on a timer as well as on each
  * scrape keeps the kernel's histogram map drained when nobody scrapes.
  */
+#include "expo_main.h"
+
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,8 +16,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "commands.h"
+#include "cli/cli.h"
+#include "expo_collect.h"
+#include "expo_http.h"
+#include "expo_options.h"
+#include "expo_shim.h"
 #include "expo_state.h"
+#include "expo_textfile.h"
 
 static volatile sig_atomic_t stop;
 

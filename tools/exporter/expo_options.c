@@ -5,6 +5,8 @@
  * is a usage error, not a failure after the tracer is up) and the textfile's directory is
  * tried with a real file.
  */
+#include "expo_options.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
@@ -14,8 +16,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "commands.h"
-#include "expo_state.h"
+#include "cli/cli.h"
 
 int expo_set_option(struct expo_options *x, int opt, const char *arg)
 {

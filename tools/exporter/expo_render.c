@@ -6,11 +6,15 @@
  * block metrics in the text format come from lat_report_prom(), the same renderer as
  * `iotier lat --format prom`; OpenMetrics needs its own, for _created and the family names.
  */
+#include "expo_render.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "blkdev.h"
+#include "expo_adaptive.h"
+#include "expo_collect.h"
 #include "expo_state.h"
 #include "iotier-config.h"
 

@@ -10,6 +10,8 @@
  * files are removed (state_file_judge in shim/state_file.h), which keeps the directory
  * bounded after SIGKILLs and crashes.
  */
+#include "expo_shim.h"
+
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -21,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "expo_adaptive.h"
 #include "expo_state.h"
 #include "state_file.h"
 

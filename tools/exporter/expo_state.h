@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * expo_state.h: the exporter's shared state and the functions of its units. One mutex
+ * expo_state.h: the exporter's shared state, which its units pass each other. One mutex
  * guards the tracer session and the cumulative snapshot, so concurrent scrapes and the
  * periodic collection take turns; the request counters are atomics, so a scrape that waits
  * for the mutex still shows up as in flight.
@@ -15,7 +15,8 @@
 #include <sys/types.h>
 
 #include "adaptive_view.h"
-#include "expo.h"
+#include "lat_report.h"
+#include "lat_session.h"
 
 /* When a series first appeared: OpenMetrics' _created. */
 struct expo_created {
@@ -59,47 +60,5 @@ struct expo {
 	atomic_uint in_flight;            /* HTTP requests being answered now */
 	atomic_ulong dropped;             /* HTTP requests refused: too many in flight */
 };
-
-/* expo_collect.c: read the tracer into the totals (lock held). Returns 0 or -errno. */
-int expo_collect(struct expo *e);
-double expo_created_at(const struct expo *e, const struct lat_row *row);
-double expo_now_realtime(void);
-double expo_now_monotonic(void);
-
-/* expo_render.c: the whole exposition (lock held); OpenMetrics or Prometheus text 0.0.4. */
-void expo_render(FILE *out, const struct expo *e, bool openmetrics);
-/* Collect and render into a malloc'ed buffer; NULL on failure. Takes the lock. */
-char *expo_scrape(struct expo *e, bool openmetrics, size_t *len);
-
-/* expo_shim.c: scan the state directory into e->shim (lock held). */
-void expo_shim_scan(struct expo *e);
-/* Create the default state directory (mode 1733) if it is missing; never fails the run. */
-void expo_shim_prepare_dir(const char *dir);
-const char *expo_shim_dir(const struct expo_options *x);
-
-/*
- * expo_adaptive.c: a state file's "adaptive_NAME N" line into @v (false: not one); the
- * controller of a file that @owner owns into @t, the freshest per tree; their series.
- */
-bool expo_adaptive_line(struct adaptive_view *v, const char *line);
-void expo_adaptive_add(struct expo_shim_totals *t, const struct adaptive_view *v, uid_t owner);
-void expo_adaptive_render(FILE *out, bool om, const struct expo_shim_totals *t,
-			  void (*family)(FILE *, bool, const char *, const char *, const char *));
-
-/* expo_http.c */
-struct expo_http;
-/* Serve on the bound, listening @fd; NULL with a message in @err. */
-struct expo_http *expo_http_start(struct expo *e, int fd, char *err, size_t errlen);
-void expo_http_stop(struct expo_http *h);
-
-/* expo_textfile.c: write @path atomically (temp file + rename); 0 or -errno. */
-int expo_textfile_write(struct expo *e, const char *path);
-/* Can a file be created next to @path? 0, or -errno with nothing left behind. */
-int expo_textfile_probe(const char *path);
-
-/* expo_options.c: bind and listen on ADDR:PORT; the fd, or -1 with a message in @err. */
-int expo_listen(const char *addr, char *err, size_t errlen);
-/* "http://ADDR:PORT/metrics" of a listening socket, for the start-up line. */
-void expo_describe_listener(int fd, char *buf, size_t len);
 
 #endif

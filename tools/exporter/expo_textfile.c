@@ -5,11 +5,15 @@
  * sees the previous file or the new one, never half of one. The temporary name does not
  * end in .prom, which the collector would otherwise pick up.
  */
+#include "expo_textfile.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <unistd.h>
 
+#include "expo_collect.h"
+#include "expo_render.h"
 #include "expo_state.h"
 
 static void temp_name(const char *path, char *buf, size_t len)

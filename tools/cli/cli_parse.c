@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * cli_common.c: what the subcommands share (see cli_common.h).
+ * cli_parse.c: the small argument parsers the subcommands share (see cli_parse.h).
  */
-#include "cli_common.h"
+#include "cli_parse.h"
 
 #include <errno.h>
-#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,29 +42,4 @@ int cli_pick(const char *value, const char *const *names)
 		if (!strcmp(value, names[i]))
 			return i;
 	return -1;
-}
-
-volatile sig_atomic_t cli_stop;
-
-static void on_stop_signal(int sig)
-{
-	(void)sig;
-	cli_stop = 1;
-}
-
-void cli_stop_on_signals(void)
-{
-	struct sigaction sa = { 0 };
-
-	sa.sa_handler = on_stop_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-}
-
-double cli_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }

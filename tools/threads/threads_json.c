@@ -4,12 +4,13 @@
  * (schema "iotier.threads/1", docs/threads-json.md). Names and cgroup paths go through
  * json_text.h, so a name that is not valid UTF-8 still gives valid JSON and its exact bytes.
  */
+#include "threads_json.h"
+
 #include <jansson.h>
 
 #include "adaptive.h"
 #include "json_text.h"
 #include "rules.h"
-#include "threads_report.h"
 
 #define THREADS_JSON_SCHEMA "iotier.threads/1"
 

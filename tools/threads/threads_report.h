@@ -1,15 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * threads_report.h: what `iotier threads PID` found, as plain data, so that the text table
- * (cmd_threads.c) and the JSON document (threads_json.c, schema in docs/threads-json.md)
- * report the same facts.
+ * (threads_text.c) and the JSON document (threads_json.c, schema in docs/threads-json.md)
+ * report the same facts; and the steps of threads_report.c that gather it.
  */
 #ifndef IOTIER_THREADS_REPORT_H
 #define IOTIER_THREADS_REPORT_H
 
 #include <limits.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <sys/types.h>
 
 #include "adaptive_view.h"
@@ -48,18 +47,20 @@ struct threads_report {
 	struct thread_row *rows;
 };
 
+/* The thread ids of @pid, ascending, in @tids (freed by the caller). -errno on failure. */
+int threads_list_tids(pid_t pid, int **tids, size_t *count);
+
 /*
- * Find the memfd mapping /memfd:@name in @pid's maps: 0 with its start and length, -ENOENT
- * when there is none, or -errno when the maps cannot be read (as another user: EACCES).
+ * Read the shim's table in r->pid: sets r->state and r->why (and r->header); returns the
+ * table (freed by the caller) when r->state is THREADS_ACTIVE, else NULL.
  */
-int threads_find_memfd(pid_t pid, const char *name, uint64_t *addr, uint64_t *len);
+struct state_table *threads_read_table(struct threads_report *r);
 
-/* Read the adaptive controller of r->pid, if it has one, into r->adaptive*. */
-void threads_read_adaptive(struct threads_report *r);
-/* Its lines of the text output; nothing for a process without a target. */
-void threads_print_adaptive(FILE *out, const struct threads_report *r);
+/* Fill r->rows (room for @count) with one row per thread of @tids still there. */
+void threads_fill_rows(struct threads_report *r, const struct state_table *table,
+		       const int *tids, size_t count);
 
-/* Write @r as one JSON document (docs/threads-json.md); 0, or -1 when out of memory. */
-int threads_report_json(FILE *out, const struct threads_report *r);
+/* "low", "high" or "-" for a tier of the shim's table. */
+const char *threads_tier_name(int tier);
 
 #endif

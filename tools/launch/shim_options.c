@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "commands.h"
+#include "cli/cli.h"
 #include "shim_locate.h"
 
 enum flag_kind { FLAG_SET, FLAG_APPEND, FLAG_RULES, FLAG_SWITCH, FLAG_PLACE };
