@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * fuzz-expect.c: libFuzzer target for the `iotier check --expect` language (tools/expect.c).
+ * fuzz-expect.c: libFuzzer target for the `iotier check --expect` language (tools/trace/expect.c).
  * The input is an expression; one that parses is evaluated against values derived from the
  * input (so that no data, zero and huge values all occur) and its result formatted. The
  * first byte's low bit says whether a baseline is given. Built with -Dfuzz=enabled.
