@@ -58,6 +58,7 @@
 
 #include "cleanup.h"
 #include "coverage.h"
+#include "lat_tracer.h"
 #include "loopdev.h"
 #include "run_capture.h"
 #include "small_file.h"
@@ -69,89 +70,16 @@ static const char *iotier;
 static struct loopdev dev;
 
 
-/* ---- the tracer as a child process ---- */
+/* ---- the tracer as a child process (tests/lib/lat_tracer.h), on the test's device ---- */
 
-struct tracer {
-	pid_t pid;
-	int out, err;
-};
-
-static int tracer_start(struct tracer *t, const char *const *extra)
+static int tracer_start(struct lat_tracer *t, const char *const *extra)
 {
-	const char *argv[32] = { iotier, "lat", "-d", dev.name };
-	int outp[2], errp[2], n = 4;
-	char buf[4096];
-	size_t len = 0;
-
-	for (; extra && *extra && n < 30; extra++)
-		argv[n++] = *extra;
-	argv[n] = NULL;
-	if (pipe2(outp, O_CLOEXEC) || pipe2(errp, O_CLOEXEC))
-		return -1;
-	t->pid = fork();
-	if (t->pid < 0)
-		return -1;
-	if (t->pid == 0) {
-		dup2(outp[1], 1);
-		dup2(errp[1], 2);
-		execv(iotier, (char *const *)argv);
-		_exit(127);
-	}
-	close(outp[1]);
-	close(errp[1]);
-	t->out = outp[0];
-	t->err = errp[0];
-	/* Wait for the banner that comes after attach; the load must not start before it. */
-	while (len < sizeof(buf) - 1) {
-		struct pollfd p = { .fd = t->err, .events = POLLIN };
-		ssize_t r;
-
-		if (poll(&p, 1, 60000) <= 0)
-			break;
-		r = read(t->err, buf + len, sizeof(buf) - 1 - len);
-		if (r <= 0)
-			break;
-		len += (size_t)r;
-		buf[len] = '\0';
-		if (strstr(buf, "Hit Ctrl-C"))
-			return 0;
-	}
-	buf[len] = '\0';
-	fprintf(stderr, "tracer did not start: %s\n", buf);
-	kill(t->pid, SIGKILL);
-	waitpid(t->pid, NULL, 0);
-	return -1;
+	return lat_tracer_start(t, iotier, dev.name, extra);
 }
 
-/* SIGINT the tracer and collect its whole stdout; returns its exit status or -1. */
-static int tracer_stop(struct tracer *t, char **out)
+static int tracer_stop(struct lat_tracer *t, char **out)
 {
-	size_t len = 0, cap = 1 << 16;
-	char *buf = malloc(cap);
-	int status;
-	ssize_t r;
-
-	kill(t->pid, SIGINT);
-	while (buf && (r = read(t->out, buf + len, cap - len - 1)) > 0) {
-		len += (size_t)r;
-		if (cap - len < 4096) {
-			char *n = realloc(buf, cap *= 2);
-
-			if (!n)
-				break;
-			buf = n;
-		}
-	}
-	if (buf)
-		buf[len] = '\0';
-	close(t->out);
-	close(t->err);
-	if (waitpid(t->pid, &status, 0) < 0 || !WIFEXITED(status)) {
-		free(buf);
-		return -1;
-	}
-	*out = buf;
-	return WEXITSTATUS(status);
+	return lat_tracer_stop(t, out);
 }
 
 /* ---- the load: exact numbers of direct reads at a given priority ---- */
@@ -220,7 +148,7 @@ static int run_loads(struct load *loads, size_t n)
 static int trace_loads(const char *const *extra, struct load *loads, size_t n,
 		       unsigned settle_ms, char **out)
 {
-	struct tracer t;
+	struct lat_tracer t;
 	int ret, st;
 
 	if (tracer_start(&t, extra) < 0)
@@ -492,7 +420,7 @@ static int isolation_trace(struct isolation *iso, const struct load *mine,
 	const char *extra[8] = { "--format", iso->format ? iso->format : "json" };
 	char pidbuf[16], procs[PATH_MAX + 16];
 	int go_mine, go_other, st1 = -1, st2 = -1, st, ret = T_EXIT_FAIL;
-	struct tracer t;
+	struct lat_tracer t;
 	pid_t p1, p2;
 
 	p1 = spawn_loader((struct load *)mine, &go_mine, children);
@@ -620,7 +548,7 @@ static int drops_attempt(void *pid_arg, long long *short_n, long long *missing)
 				self, NULL };
 	pthread_t th[THREADS];
 	long long counted = 0;
-	struct tracer t;
+	struct lat_tracer t;
 	char *out = NULL;
 	json_t *rep, *row;
 	size_t i;
@@ -763,7 +691,7 @@ static int mode_coverage(bool drop)
 	const long long lost = drop ? (reads + writes) / every : 0;
 	char *out = NULL, want[256];
 	json_t *report, *d, *r, *w;
-	struct tracer t;
+	struct lat_tracer t;
 
 	if (drop)
 		setenv("IOTIER_TEST_DROP_COMPLETIONS", "4", 1);
@@ -1037,7 +965,7 @@ static int mode_usage(void)
 /* Run iotier lat with @args to completion; its stdout in @out, its exit status returned. */
 static int run_to_end(const char *const *args, char **out, int sig_after_banner)
 {
-	struct tracer t;
+	struct lat_tracer t;
 
 	if (tracer_start(&t, args) < 0)
 		return -1;
