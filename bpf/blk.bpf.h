@@ -141,6 +141,42 @@ static __always_inline __u8 rq_op(struct request *rq, const bool btf)
 	return IOLAT_OP_OTHER;
 }
 
+/* The rq_flags bit of a request inside a flush sequence: its data phase and the flushes the
+ * flush machinery sends. RQF_* became enum rqf_flags in 6.8 ("block: convert RQF_* to an
+ * enum"); before, RQF_FLUSH_SEQ was the #define (1 << 4). */
+static __always_inline __u32 rqf_flush_seq(void)
+{
+	if (bpf_core_enum_value_exists(enum rqf_flags, __RQF_FLUSH_SEQ))
+		return 1u << bpf_core_enum_value(enum rqf_flags, __RQF_FLUSH_SEQ);
+	return 1u << 4;
+}
+
+/*
+ * The diskstats column (BLK_DS_*) the kernel counts the completion of @rq for @nr_bytes in,
+ * or -1 when it counts none there: once per request, when it ends outside a flush sequence
+ * (blk_account_io_done() skips RQF_FLUSH_SEQ; a write carrying a flush is counted when its
+ * sequence is done), by REQ_OP_* (an empty PREFLUSH write is a write). Partial completions
+ * and other ops count nowhere.
+ */
+static __always_inline int blk_diskstats_op(struct request *rq, unsigned int nr_bytes)
+{
+	__u32 op;
+
+	if (nr_bytes < BPF_CORE_READ(rq, __data_len) ||
+	    (BPF_CORE_READ(rq, rq_flags) & rqf_flush_seq()))
+		return -1;
+	op = rq_req_op(rq, false);
+	if (op == bpf_core_enum_value(enum req_op, REQ_OP_READ))
+		return BLK_DS_READ;
+	if (op == bpf_core_enum_value(enum req_op, REQ_OP_WRITE))
+		return BLK_DS_WRITE;
+	if (op == bpf_core_enum_value(enum req_op, REQ_OP_DISCARD))
+		return BLK_DS_DISCARD;
+	if (op == bpf_core_enum_value(enum req_op, REQ_OP_FLUSH))
+		return BLK_DS_FLUSH;
+	return -1;
+}
+
 /*
  * Whether @p's whole thread group is gone, read at sched_process_exit. The tracepoint gained
  * a group_dead argument after 6.12 (6.18 has it; 6.1 and 6.12 pass the task alone, and a

@@ -14,6 +14,13 @@
 
 #define BLK_MAX_DEVS 64
 
+/* The diskstats columns a completion is counted in (tools/trace/diskstats.h, whose enum
+ * diskstats_op numbers them the same way), for the tracers' coverage counts. */
+#define BLK_DS_READ 0
+#define BLK_DS_WRITE 1
+#define BLK_DS_DISCARD 2
+#define BLK_DS_FLUSH 3
+
 /*
  * Where a tracer starts following a request and learns its submitter. The submitter is the
  * task that turned a bio into the request; a filter on it (a pid, a cgroup) and `check`'s

@@ -36,9 +36,15 @@ const volatile __u32 op_mask = (1u << IOLAT_NR_OPS) - 1;
 /* block_rq_complete carries nr_bytes (it has since 4.x; probed anyway). */
 const volatile bool complete_has_nr_bytes = true;
 
-/* Tests only (IOTIER_TEST_DROP_COMPLETIONS=N in lat_session.c): forget every Nth tracked
- * completion, so that a test can make the tracer lose events and see the coverage check
- * against diskstats notice. 0 in normal use, where the verifier removes the branch. */
+/* Count every completion of the traced devices in dev_completions, tracked or not: set with
+ * a submitter filter, where the rows cannot be held to diskstats but the device can. */
+const volatile bool count_device = false;
+
+/* Tests only (IOTIER_TEST_DROP_COMPLETIONS=N in lat_session.c): forget every Nth completion,
+ * so that a test can make the tracer lose events and see the coverage check against
+ * diskstats notice. Without count_device, every Nth tracked one; with it, every Nth the
+ * device count sees (reads, writes, discards), forgotten there and in the rows alike, as
+ * when the kernel does not run the program. 0 in normal use: the branch is removed. */
 const volatile __u32 test_drop_every = 0;
 __u64 test_completions;
 
@@ -95,6 +101,14 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } stats SEC(".maps");
+
+/* Every completion of the traced devices, with count_device (count_device_completion()). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, IOLAT_MAX_DEV_OPS);
+	__type(key, struct iolat_dev_op);
+	__type(value, __u64);
+} dev_completions SEC(".maps");
 
 /* Completions whose histogram could not be created, for user space (spill_completion()). */
 struct {
@@ -259,14 +273,46 @@ static __always_inline void spill_completion(const struct iolat_key *hk,
 	bpf_ringbuf_submit(e, 0);
 }
 
+/*
+ * Count the completion of @rq on its device as diskstats counts it (blk_diskstats_op()),
+ * flushes aside, whether or not the report tracks it. Returns true when the test knob says
+ * to forget it.
+ */
+static __always_inline bool count_device_completion(struct request *rq, unsigned int nr_bytes)
+{
+	struct iolat_dev_op k = { .dev = rq_dev(rq, false) };
+	int op = blk_diskstats_op(rq, complete_has_nr_bytes ? nr_bytes :
+				  BPF_CORE_READ(rq, __data_len));
+	__u64 one = 1, *n;
+
+	if (op < 0 || op == BLK_DS_FLUSH || !blk_dev_wanted(k.dev))
+		return false;
+	if (test_drop_every &&
+	    __sync_fetch_and_add(&test_completions, 1) % test_drop_every == test_drop_every - 1)
+		return true;
+	k.op = (__u32)op;
+	n = bpf_map_lookup_elem(&dev_completions, &k);
+	if (n)
+		__sync_fetch_and_add(n, 1);
+	else if (bpf_map_update_elem(&dev_completions, &k, &one, BPF_NOEXIST) &&
+		 (n = bpf_map_lookup_elem(&dev_completions, &k)))
+		__sync_fetch_and_add(n, 1);
+	return false;
+}
+
 static __always_inline int on_complete(struct request *rq, unsigned int nr_bytes, const bool btf)
 {
 	__u64 key = (__u64)rq, now = bpf_ktime_get_ns(), qstart, q2c, d2c;
-	struct iolat_inflight *v = bpf_map_lookup_elem(&inflight, &key);
+	struct iolat_inflight *v;
 	struct iolat_hist *h;
 	struct iolat_key hk = {};
 	__u32 left;
 
+	if (count_device && count_device_completion(rq, nr_bytes)) {
+		bpf_map_delete_elem(&inflight, &key);
+		return 0;
+	}
+	v = bpf_map_lookup_elem(&inflight, &key);
 	if (!v)
 		return 0;
 	left = btf ? rq->__data_len : BPF_CORE_READ(rq, __data_len);
@@ -277,7 +323,7 @@ static __always_inline int on_complete(struct request *rq, unsigned int nr_bytes
 		v->bytes += nr_bytes;
 		return 0;
 	}
-	if (test_drop_every &&
+	if (test_drop_every && !count_device &&
 	    __sync_fetch_and_add(&test_completions, 1) % test_drop_every == test_drop_every - 1)
 		goto out;
 	hk.dev = v->dev;

@@ -94,6 +94,17 @@ struct iolat_spill {
 	__u64 d2c_ns;
 };
 
+/*
+ * Completions of one device and diskstats column, counted for every request of the traced
+ * devices when the report counts only some of them (a submitter filter): the device's
+ * coverage that such a report carries (docs/lat.md, "Coverage against diskstats").
+ */
+struct iolat_dev_op {
+	__u32 dev;          /* the whole disk */
+	__u32 op;           /* BLK_DS_* (blk.h) */
+};
+#define IOLAT_MAX_DEV_OPS 1024
+
 /* What is remembered about a request between its start and its completion. */
 struct iolat_inflight {
 	struct blk_times t;

@@ -387,16 +387,6 @@ int BPF_PROG(iotrack_rq_merge, struct request *rq)
 const volatile __u32 test_drop_every = 0;
 __u64 test_completions;
 
-/* The rq_flags bit of a request inside a flush sequence: its data phase and the flushes the
- * flush machinery sends. RQF_* became enum rqf_flags in 6.8 ("block: convert RQF_* to an
- * enum"); before, RQF_FLUSH_SEQ was the #define (1 << 4). */
-static __always_inline __u32 rqf_flush_seq(void)
-{
-	if (bpf_core_enum_value_exists(enum rqf_flags, __RQF_FLUSH_SEQ))
-		return 1u << bpf_core_enum_value(enum rqf_flags, __RQF_FLUSH_SEQ);
-	return 1u << 4;
-}
-
 /*
  * Count the completion of @rq for the coverage check, as diskstats counts it: once per
  * request, when it ends outside a flush sequence (blk_account_io_done() skips RQF_FLUSH_SEQ;
@@ -406,28 +396,21 @@ static __always_inline __u32 rqf_flush_seq(void)
 static __always_inline bool count_completion(struct request *rq, unsigned int nr_bytes)
 {
 	struct iotrack_dev_op k = {};
-	__u32 disk_dev = rq_dev(rq, false), op;
+	__u32 disk_dev = rq_dev(rq, false);
 	struct block_device *part;
 	__u64 one = 1, *n;
+	int op = blk_diskstats_op(rq, nr_bytes);
 
-	if (nr_bytes < BPF_CORE_READ(rq, __data_len) || (BPF_CORE_READ(rq, rq_flags) & rqf_flush_seq()))
+	if (op < 0)
 		return false;
 	part = BPF_CORE_READ(rq, part);
 	k.dev = part ? BPF_CORE_READ(part, bd_dev) : disk_dev;
 	if (!blk_dev_wanted(k.dev) && !blk_dev_wanted(disk_dev))
 		return false;
-	op = rq_req_op(rq, false);
-	if (op == bpf_core_enum_value(enum req_op, REQ_OP_READ))
-		k.op = 0;
-	else if (op == bpf_core_enum_value(enum req_op, REQ_OP_WRITE))
-		k.op = 1;
-	else if (op == bpf_core_enum_value(enum req_op, REQ_OP_DISCARD))
-		k.op = 2;
-	else if (op == bpf_core_enum_value(enum req_op, REQ_OP_FLUSH))
-		k.op = 3;
-	else
-		return false;
-	if (test_drop_every &&
+	k.op = (__u32)op;
+	/* Numbered among the compared ops only, not flushes: a test then knows exactly how
+	 * many of the completions diskstats compares were forgotten (check-test coverage). */
+	if (test_drop_every && op != BLK_DS_FLUSH &&
 	    __sync_fetch_and_add(&test_completions, 1) % test_drop_every == test_drop_every - 1)
 		return true;
 	n = bpf_map_lookup_elem(&completions, &k);

@@ -18,7 +18,8 @@
  *             idle, the parent's in default, as the shim tagged them.
  *   coverage  every completion on the device, against the kernel's diskstats: none
  *             missing and no warning; with the tracer made to lose every 5th, the JSON and
- *             the warning say exactly how many.
+ *             the warning say exactly how many. Exact beside what an `iotier
+ *             lat` witness saw the kernel skip (test_coverage()).
  *   usage     malformed expressions exit 2 naming column and token, and CMD is not run.
  *   nocap     as user nobody (no capabilities): exactly one line naming CAP_BPF and
  *             CAP_PERFMON, exit 1, and CMD is not run.
@@ -43,6 +44,7 @@
 #include <unistd.h>
 
 #include "coverage.h"
+#include "lat_tracer.h"
 #include "run_capture.h"
 #include "scratch_fs.h"
 #include "sysctl_guard.h"
@@ -498,72 +500,138 @@ static int test_buffered(void)
 }
 
 /*
- * coverage: every completion on the device, the workload's and ext4's own, against the
- * kernel's diskstats: all of them on the quiet test device, none missing and no warning;
- * with the tracer made to lose every 5th (IOTIER_TEST_DROP_COMPLETIONS), the JSON says
- * exactly how many and the text warns in one line.
+ * The completions the kernel ran no BPF program for, on the test's device, as `iotier lat`
+ * started before `iotier check` and stopped after it reports them (its diskstats "missing"),
+ * or -1 when its report cannot be read.
  */
-static int test_coverage(void)
+static long long witness_missing(struct lat_tracer *w)
 {
-	char wfile[96], json[128], want[160];
-	const char *extra[] = { "--json", json, NULL };
+	char *text = NULL, *last, *nl;
+	json_t *root, *d;
+	long long missing = -1;
+	size_t i;
+
+	if (lat_tracer_stop(w, &text) != 0)
+		return -1;
+	/* One JSON object per line; the final report is the last. */
+	while ((nl = strrchr(text, '\n')) && !nl[1])
+		*nl = '\0';
+	last = strrchr(text, '\n');
+	root = json_loads(last ? last + 1 : text, 0, NULL);
+	json_array_foreach(json_object_get(root, "diskstats"), i, d)
+		if (!strcmp(json_string_value(json_object_get(d, "device")), fs.dev.name))
+			missing = jint(d, "missing");
+	if (missing < 0)
+		fprintf(stderr, "witness: no diskstats for %s in: %s\n", fs.dev.name, text);
+	json_decref(root);
+	free(text);
+	return missing;
+}
+
+/*
+ * One pass of test_coverage(): `iotier check` with a witness tracer beside it. Sets the
+ * diskstats entry's counts and what the witness says the kernel skipped; 0 or a verdict.
+ */
+static int coverage_pass(bool drop, json_int_t *completed, json_int_t *traced,
+			 json_int_t *missing, long long *skipped)
+{
+	char wfile[96], json[128];
+	/* Filtered, so that its diskstats compare the device's completions, tracked or not:
+	 * a request already in flight when it attached is no loss to it (the rows would be). */
+	const char *extra[] = { "--json", json, NULL },
+		   *wextra[] = { "--format", "json", "--pid", "1", NULL };
+	struct lat_tracer w;
 	json_t *root, *ds, *d = NULL;
-	json_int_t completed = 0, traced = 0, missing;
 	json_error_t jerr;
 	size_t i;
+	int ret;
 
 	/* Written in place with O_DIRECT: setup() made it. */
 	snprintf(wfile, sizeof(wfile), "%s/direct.dat", fs.mnt);
 	snprintf(json, sizeof(json), "%s/coverage.json", fs.mnt);
+	/* Nothing of ext4's in flight when tracing starts (a journal commit then would
+	 * complete untraced, rightly counted as missing): write it all back first. */
+	if (quiesce() < 0)
+		return test_fail("syncfs %s: %s", fs.mnt, strerror(errno));
+	unsetenv("IOTIER_TEST_DROP_COMPLETIONS");   /* the witness loses nothing on purpose */
+	if (lat_tracer_start(&w, iotier, fs.dev.name, wextra) < 0)
+		return test_fail("the witness iotier lat did not start");
+	if (drop)
+		setenv("IOTIER_TEST_DROP_COMPLETIONS", "5", 1);
+	ret = run_check("direct", wfile, WRITE_BYTES, extra);
+	unsetenv("IOTIER_TEST_DROP_COMPLETIONS");
+	*skipped = witness_missing(&w);
+	if (bpf_unavailable(ret))
+		return test_skip("the BPF tracer cannot load here");
+	if (ret != 0)
+		return test_fail("exit %d, want 0", ret);
+	if (*skipped < 0)
+		return test_fail("the witness iotier lat gave no report for %s", fs.dev.name);
+	root = json_load_file(json, 0, &jerr);
+	ds = root ? json_object_get(root, "diskstats") : NULL;
+	json_array_foreach(ds, i, d)
+		if (!strcmp(json_string_value(json_object_get(d, "device")), fs.dev.name))
+			break;
+	if (!d || i == json_array_size(ds))
+		return test_fail("no diskstats entry for %s in %s", fs.dev.name, json);
+	{
+		char *text = json_dumps(d, JSON_COMPACT);
+
+		printf("diskstats: %s (the witness: %lld missing)\n", text ? text : "?", *skipped);
+		free(text);
+	}
+	*completed = jint(d, "reads/completed") + jint(d, "writes/completed");
+	*traced = jint(d, "reads/traced") + jint(d, "writes/traced");
+	*missing = jint(d, "missing");
+	json_decref(root);
+	return T_EXIT_PASS;
+}
+
+/*
+ * coverage: every completion on the device, the workload's and ext4's own, against the
+ * kernel's diskstats; with the tracer made to lose every 5th (IOTIER_TEST_DROP_COMPLETIONS,
+ * numbered among reads, writes and discards), the JSON says exactly how many and the text
+ * warns in one line. Exactly, because on this kernel the BPF programs on block_rq_complete
+ * are now and then not run at all for a completion (docs/lat.md, "The lost completions
+ * seen on this kernel"; 19 of 256 reads once, a clean run two times in three): a tracer
+ * cannot vouch for those, and every tracer attached misses the same ones. So `iotier lat`
+ * runs beside each check as a witness, counting every completion of the device (as a
+ * --pid report does), and the check is exact with what it saw skipped (k): `missing` is k
+ * without the knob, and k + (completed - k) / 5 with it.
+ */
+static int test_coverage(void)
+{
+	char want[160];
+	json_int_t completed = 0, traced = 0, missing;
+	long long k = 0, want_missing;
+
 	for (int drop = 0; drop <= 1; drop++) {
-		int ret;
+		int ret = coverage_pass(drop, &completed, &traced, &missing, &k);
 
-		if (drop)
-			setenv("IOTIER_TEST_DROP_COMPLETIONS", "5", 1);
-		/* Nothing of ext4's in flight when tracing starts (a journal commit then would
-		 * complete untraced, rightly counted as missing): write it all back first. */
-		if (quiesce() < 0)
-			return test_fail("syncfs %s: %s", fs.mnt, strerror(errno));
-		ret = run_check("direct", wfile, WRITE_BYTES, extra);
-		if (bpf_unavailable(ret))
-			return test_skip("the BPF tracer cannot load here");
-		if (ret != 0)
-			return test_fail("exit %d, want 0", ret);
-		root = json_load_file(json, 0, &jerr);
-		ds = root ? json_object_get(root, "diskstats") : NULL;
-		json_array_foreach(ds, i, d)
-			if (!strcmp(json_string_value(json_object_get(d, "device")), fs.dev.name))
-				break;
-		if (!d || i == json_array_size(ds))
-			return test_fail("no diskstats entry for %s in %s", fs.dev.name, json);
-		{
-			char *text = json_dumps(d, JSON_COMPACT);
-
-			printf("diskstats: %s\n", text ? text : "?");
-			free(text);
-		}
-		completed = jint(d, "reads/completed") + jint(d, "writes/completed");
-		traced = jint(d, "reads/traced") + jint(d, "writes/traced");
-		missing = jint(d, "missing");
-		json_decref(root);
+		if (ret)
+			return ret;
 		if (completed < READS)
 			return test_fail("diskstats counted %lld completions, fewer than the %d reads",
 			     (long long)completed, READS);
 		if (missing != completed - traced)
 			return test_fail("missing %lld, but %lld completed and %lld traced", (long long)missing,
 			     (long long)completed, (long long)traced);
-		/* numbered 0, 1, ...: every 5th (4, 9, ...) is left out */
-		if (missing != (drop ? completed / 5 : 0))
-			return test_fail("%lld of %lld missing, want %lld", (long long)missing,
-			     (long long)completed, (long long)(drop ? completed / 5 : 0));
+		if (k > 0)
+			fprintf(stderr, "coverage: the kernel ran no tracer for %lld of %lld completions "
+				"(the witness saw the same)\n", k, (long long)completed);
+		/* numbered 0, 1, ... among those the program ran for: every 5th (4, 9, ...) */
+		want_missing = k + (drop ? (completed - k) / 5 : 0);
+		if (missing != want_missing)
+			return test_fail("%lld of %lld missing, want %lld (%lld skipped by the kernel, "
+					 "as the witness saw)", (long long)missing, (long long)completed,
+					 want_missing, k);
 		snprintf(want, sizeof(want), "warning: %s: traced %lld of the %lld requests",
 			 fs.dev.name, (long long)traced, (long long)completed);
-		if (drop && !strstr(out, want))
+		if (missing && !strstr(out, want))
 			return test_fail("no coverage warning '%s'", want);
-		if (!drop && strstr(out, "diskstats counted"))
+		if (!missing && strstr(out, "diskstats counted"))
 			return test_fail("a coverage warning on a quiet device");
 	}
-	unsetenv("IOTIER_TEST_DROP_COMPLETIONS");
 	return T_EXIT_PASS;
 }
 

@@ -36,9 +36,10 @@ struct coverage_try {
 
 /*
  * The completions the tracer reported missing on device @dev ("loop7"), > 0 only when it
- * reported losing some: from a JSON report's "diskstats" array (lat, check), from the text
- * report's warning line, or from the Prometheus gauge. 0 when the report has no figure for
- * @dev (or under IOTIER_TEST_FAKE_FULL_COVERAGE).
+ * reported losing some: from a JSON report's "diskstats" array (lat, check: may_be_missing),
+ * from the text report's warning line (a filtered report's "up to N of these may be
+ * missing"), or from the Prometheus gauges (iotier_trace_may_be_missing_requests). 0 when
+ * the report has no figure for @dev (or under IOTIER_TEST_FAKE_FULL_COVERAGE).
  */
 struct json_t;
 long long coverage_missing_json(struct json_t *report, const char *dev);

@@ -333,7 +333,7 @@ static void print_warnings(const struct check_report *r, FILE *out)
 			(unsigned long long)r->counters[IOTRACK_LOST_EVENTS]);
 	if (r->ncov) {
 		fputc('\n', out);
-		lat_coverage_text(out, r->cov, r->ncov);
+		lat_coverage_text(out, r->cov, r->ncov, false, 0);
 	}
 	if (r->counters[IOTRACK_FOREIGN_BYTES]) {
 		fmt_bytes(r->counters[IOTRACK_FOREIGN_BYTES], b1, sizeof(b1));
@@ -529,7 +529,7 @@ static json_t *check_json(const struct check_report *r, const struct check_meta 
 	bad |= json_object_set_new(root, "threads", rows_json(r));
 	bad |= json_object_set_new(root, "counters", counters);
 	bad |= json_object_set_new(root, "diskstats", lat_coverage_json(r->has_coverage, r->cov,
-									 r->ncov));
+									 r->ncov, false, 0));
 	bad |= json_object_set_new(root, "expectations", exps);
 	if (bad) {
 		json_decref(root);

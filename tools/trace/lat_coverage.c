@@ -34,6 +34,8 @@ static struct lat_coverage *find(struct lat_snapshot *snap, __u32 dev)
 
 void lat_coverage_count(struct lat_snapshot *snap)
 {
+	if (snap->coverage_filtered)
+		return; /* traced is the device's count, read with the diskstats */
 	for (size_t i = 0; i < snap->ncov; i++)
 		for (int op = 0; op < DISKSTATS_NR_OPS; op++)
 			snap->cov[i].traced[op] = 0;
@@ -49,6 +51,7 @@ void lat_coverage_count(struct lat_snapshot *snap)
 void lat_coverage_merge(struct lat_snapshot *dst, const struct lat_snapshot *src)
 {
 	dst->has_coverage = src->has_coverage;
+	dst->coverage_filtered = src->coverage_filtered;
 	for (size_t i = 0; i < src->ncov; i++) {
 		const struct lat_coverage *s = &src->cov[i];
 		struct lat_coverage *d = find(dst, s->dev);
@@ -76,4 +79,13 @@ long long lat_coverage_missing(const struct lat_coverage *c, __u64 *kernel, __u6
 			*traced += c->traced[op];
 		}
 	return (long long)*kernel - (long long)*traced;
+}
+
+unsigned long long lat_coverage_may_be_missing(const struct lat_coverage *c, bool filtered,
+					       __u64 missed_runs)
+{
+	__u64 kernel, traced;
+	long long missing = lat_coverage_missing(c, &kernel, &traced);
+
+	return (unsigned long long)(missing > 0 ? missing : 0) + (filtered ? missed_runs : 0);
 }

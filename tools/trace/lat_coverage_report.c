@@ -2,7 +2,9 @@
 /*
  * lat_coverage_report.c: the coverage part of `iotier lat`'s reports (lat_report.h): the
  * tracer's completions against the kernel's diskstats, per device, as a one-line warning in
- * text, a "diskstats" array in JSON (docs/lat-json.md) and gauges in Prometheus.
+ * text, a "diskstats" array in JSON (docs/lat-json.md) and gauges in Prometheus. A report
+ * filtered by submitter carries its device's coverage too, as how many of its requests may
+ * be missing at most.
  */
 #include "lat_report.h"
 
@@ -19,28 +21,44 @@ static bool active(const struct lat_coverage *c)
 	return kernel || traced;
 }
 
-void lat_coverage_text(FILE *out, const struct lat_coverage *cov, size_t n)
+/* The line of a device whose counts differ. */
+static void text_line(FILE *out, const struct lat_coverage *c, bool filtered, __u64 missed_runs)
 {
 	char dev[32], shown[4 * sizeof(dev)];
+	__u64 kernel, traced;
+	long long missing = lat_coverage_missing(c, &kernel, &traced);
+	unsigned long long may = lat_coverage_may_be_missing(c, filtered, missed_runs);
 
+	blkdev_name(c->dev, dev, sizeof(dev));
+	text_escape(shown, sizeof(shown), dev);
+	fprintf(out, "warning: %s: ", shown);
+	if (missing > 0)
+		fprintf(out, "traced %llu of the %llu requests diskstats counted as completed "
+			"(%.3f%%), %lld missing", (unsigned long long)traced,
+			(unsigned long long)kernel, 100.0 * (double)traced / (double)kernel, missing);
+	else if (missing < 0)
+		fprintf(out, "traced %llu completions, %lld more than diskstats counted (%llu)",
+			(unsigned long long)traced, -missing, (unsigned long long)kernel);
+	else
+		fprintf(out, "the kernel skipped %llu runs of the tracer's programs",
+			(unsigned long long)missed_runs);
+	/* A filtered report's rows are a subset: which of the device's lost requests were its
+	 * own cannot be known, only how many at most. */
+	if (filtered && may)
+		fprintf(out, "; this report counts only the requests --pid, --children or --cgroup "
+			"select: up to %llu of these may be missing", may);
+	fputc('\n', out);
+}
+
+void lat_coverage_text(FILE *out, const struct lat_coverage *cov, size_t n, bool filtered,
+		       __u64 missed_runs)
+{
 	for (size_t i = 0; i < n; i++) {
-		const struct lat_coverage *c = &cov[i];
 		__u64 kernel, traced;
-		long long missing = lat_coverage_missing(c, &kernel, &traced);
+		long long missing = lat_coverage_missing(&cov[i], &kernel, &traced);
 
-		if (!missing)
-			continue;
-		blkdev_name(c->dev, dev, sizeof(dev));
-		text_escape(shown, sizeof(shown), dev);
-		if (missing > 0)
-			fprintf(out, "warning: %s: traced %llu of the %llu requests diskstats counted as "
-				"completed (%.3f%%), %lld missing\n", shown, (unsigned long long)traced,
-				(unsigned long long)kernel, 100.0 * (double)traced / (double)kernel,
-				missing);
-		else
-			fprintf(out, "warning: %s: traced %llu completions, %lld more than diskstats "
-				"counted (%llu)\n", shown, (unsigned long long)traced, -missing,
-				(unsigned long long)kernel);
+		if (missing || (filtered && missed_runs && (kernel || traced)))
+			text_line(out, &cov[i], filtered, missed_runs);
 	}
 }
 
@@ -56,7 +74,7 @@ static json_t *op_json(const struct lat_coverage *c, enum diskstats_op op)
 			 "missing", (json_int_t)c->kernel[op] - (json_int_t)c->traced[op]);
 }
 
-static json_t *device_json(const struct lat_coverage *c)
+static json_t *device_json(const struct lat_coverage *c, bool filtered, __u64 missed_runs)
 {
 	json_t *o = json_object();
 	__u64 kernel, traced;
@@ -71,6 +89,9 @@ static json_t *device_json(const struct lat_coverage *c)
 	for (int op = 0; op < DISKSTATS_NR_OPS; op++)
 		bad |= json_object_set_new(o, diskstats_op_name(op), op_json(c, op));
 	bad |= json_object_set_new(o, "missing", json_integer(missing));
+	bad |= json_object_set_new(o, "filtered", json_boolean(filtered));
+	bad |= json_object_set_new(o, "may_be_missing", json_integer((json_int_t)
+		lat_coverage_may_be_missing(c, filtered, missed_runs)));
 	bad |= json_object_set_new(o, "coverage", kernel ? json_real((double)traced /
 								      (double)kernel) : json_null());
 	if (bad) {
@@ -80,7 +101,8 @@ static json_t *device_json(const struct lat_coverage *c)
 	return o;
 }
 
-json_t *lat_coverage_json(bool has_coverage, const struct lat_coverage *cov, size_t n)
+json_t *lat_coverage_json(bool has_coverage, const struct lat_coverage *cov, size_t n,
+			  bool filtered, __u64 missed_runs)
 {
 	json_t *a;
 
@@ -90,7 +112,7 @@ json_t *lat_coverage_json(bool has_coverage, const struct lat_coverage *cov, siz
 	for (size_t i = 0; a && i < n; i++) {
 		if (!active(&cov[i]))
 			continue;
-		if (json_array_append_new(a, device_json(&cov[i])) < 0) {
+		if (json_array_append_new(a, device_json(&cov[i], filtered, missed_runs)) < 0) {
 			json_decref(a);
 			return NULL;
 		}
@@ -128,5 +150,17 @@ void lat_coverage_prom(FILE *out, const struct lat_snapshot *snap)
 			continue;
 		blkdev_name(snap->cov[i].dev, dev, sizeof(dev));
 		fprintf(out, "iotier_trace_missing_requests{device=\"%s\"} %lld\n", dev, missing);
+	}
+	fprintf(out, "# HELP iotier_trace_may_be_missing_requests Requests the report's counts may "
+		"lack at most: the device's missing completions, and with --pid, --children or "
+		"--cgroup also the tracer program runs the kernel skipped, since the start.\n"
+		"# TYPE iotier_trace_may_be_missing_requests gauge\n");
+	for (size_t i = 0; i < snap->ncov; i++) {
+		if (!active(&snap->cov[i]))
+			continue;
+		blkdev_name(snap->cov[i].dev, dev, sizeof(dev));
+		fprintf(out, "iotier_trace_may_be_missing_requests{device=\"%s\"} %llu\n", dev,
+			lat_coverage_may_be_missing(&snap->cov[i], snap->coverage_filtered,
+						    snap->missed_runs));
 	}
 }

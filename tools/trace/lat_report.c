@@ -120,7 +120,8 @@ void lat_report_text(FILE *out, const struct lat_snapshot *snap, const struct la
 		(unsigned long long)snap->inflight, (unsigned long long)snap->drops);
 	if (!snap->nrows) {
 		fprintf(out, "  (no requests completed)\n");
-		lat_coverage_text(out, snap->cov, snap->ncov);
+		lat_coverage_text(out, snap->cov, snap->ncov, snap->coverage_filtered,
+				  snap->missed_runs);
 		fputc('\n', out);
 		return;
 	}
@@ -141,7 +142,8 @@ void lat_report_text(FILE *out, const struct lat_snapshot *snap, const struct la
 		if (o->histogram)
 			lat_print_bars(out, l);
 	}
-	lat_coverage_text(out, snap->cov, snap->ncov);
+	lat_coverage_text(out, snap->cov, snap->ncov, snap->coverage_filtered,
+				  snap->missed_runs);
 	fputc('\n', out);
 }
 
@@ -253,7 +255,8 @@ static json_t *snapshot_json(const struct lat_snapshot *snap, const struct lat_r
 			json_string(snap->attach ? snap->attach : "none"), JINT(HIST_LAYOUT_VERSION),
 			JINT(snap->inflight), JINT(snap->inflight_max), JINT(snap->drops),
 			JINT(snap->hist_drops), JINT(snap->requeues), JINT(snap->merges), rows,
-			lat_coverage_json(snap->has_coverage, snap->cov, snap->ncov),
+			lat_coverage_json(snap->has_coverage, snap->cov, snap->ncov,
+					  snap->coverage_filtered, snap->missed_runs),
 		};
 
 		if (set_all(root, keys, values, 15)) {

@@ -44,46 +44,71 @@ struct lat_session {
 	struct iolat_hist *percpu;    /* lookup buffer: one value per possible CPU */
 	/* diskstats of the traced devices at the start of the current window */
 	bool coverage;
+	bool cov_filtered;            /* the rows count a subset: the device count is compared */
 	__u32 cov_compared;
 	size_t ncov;
 	__u32 cov_devs[LAT_MAX_COVERAGE];
 	struct diskstats cov_base[LAT_MAX_COVERAGE];
+	__u64 cov_seen[LAT_MAX_COVERAGE][DISKSTATS_NR_OPS]; /* dev_completions at that start */
+	__u64 missed_runs;            /* program runs skipped, as of the last read */
 	struct ring_buffer *spills;   /* completions without a histogram (iolat.bpf.c) */
 	struct lat_snapshot *filling; /* the snapshot spilled completions go to */
 };
 
+_Static_assert(BLK_DS_READ == DISKSTATS_READ && BLK_DS_WRITE == DISKSTATS_WRITE &&
+	       BLK_DS_DISCARD == DISKSTATS_DISCARD && BLK_DS_FLUSH == DISKSTATS_FLUSH,
+	       "the BPF side numbers diskstats columns as diskstats.h does");
+
+/* The completions of @dev in column @op that the BPF side counted so far (count_device). */
+static __u64 device_seen(struct lat_session *s, __u32 dev, int op)
+{
+	struct iolat_dev_op k = { .dev = dev, .op = (__u32)op };
+	__u64 v = 0;
+
+	bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.dev_completions), &k, &v);
+	return v;
+}
+
 /*
- * Take the diskstats the first window starts from. Only a tracer that counts every request
- * of its devices can be held to diskstats: not with a --pid or --cgroup filter.
+ * Take the diskstats the first window starts from. Every report is held to them: without a
+ * submitter filter its rows are what the tracer counted; with --pid or --cgroup the rows
+ * are a subset, so the tracer's count of every completion on the device (count_device) is
+ * compared instead, and what it lacks bounds what the rows may lack.
  */
 static void coverage_start(struct lat_session *s, const struct lat_options *o)
 {
 	__u32 mask = o->op_mask ? o->op_mask : (1u << IOLAT_NR_OPS) - 1;
 	size_t n = 0;
 
-	s->coverage = !o->filter_tgid && !o->cgroup;
-	if (!s->coverage)
-		return;
-	if (mask & (1u << IOLAT_OP_READ))
+	s->coverage = true;
+	s->cov_filtered = o->filter_tgid || o->cgroup;
+	if (mask & (1u << IOLAT_OP_READ) || s->cov_filtered)
 		s->cov_compared |= 1u << DISKSTATS_READ;
-	if (mask & (1u << IOLAT_OP_WRITE))
+	if (mask & (1u << IOLAT_OP_WRITE) || s->cov_filtered)
 		s->cov_compared |= 1u << DISKSTATS_WRITE;
-	if (mask & (1u << IOLAT_OP_DISCARD))
+	if (mask & (1u << IOLAT_OP_DISCARD) || s->cov_filtered)
 		s->cov_compared |= 1u << DISKSTATS_DISCARD;
 	if (o->ndevs)
 		for (unsigned i = 0; i < o->ndevs && n < LAT_MAX_COVERAGE; i++)
 			s->cov_devs[n++] = o->devs[i];
 	else
 		n = diskstats_devices(false, s->cov_devs, LAT_MAX_COVERAGE);
-	for (size_t i = 0; i < n; i++)
-		if (diskstats_read(s->cov_devs[i], &s->cov_base[s->ncov]) == 0)
-			s->cov_devs[s->ncov++] = s->cov_devs[i];
+	for (size_t i = 0; i < n; i++) {
+		if (diskstats_read(s->cov_devs[i], &s->cov_base[s->ncov]) < 0)
+			continue;
+		s->cov_devs[s->ncov] = s->cov_devs[i];
+		for (int op = 0; s->cov_filtered && op < DISKSTATS_NR_OPS; op++)
+			s->cov_seen[s->ncov][op] = device_seen(s, s->cov_devs[i], op);
+		s->ncov++;
+	}
 }
 
-/* End the window: the completions diskstats counted in it, per device, into @snap. */
+/* End the window: the completions diskstats counted in it, per device, into @snap, and with
+ * a filter the tracer's count of the same (lat_coverage_count() fills it otherwise). */
 static void coverage_window(struct lat_session *s, struct lat_snapshot *snap)
 {
 	snap->has_coverage = s->coverage;
+	snap->coverage_filtered = s->cov_filtered;
 	snap->ncov = 0;
 	for (size_t i = 0; i < s->ncov; i++) {
 		struct lat_coverage *c = &snap->cov[snap->ncov];
@@ -94,8 +119,15 @@ static void coverage_window(struct lat_session *s, struct lat_snapshot *snap)
 		diskstats_delta(&s->cov_base[i], &now, &delta);
 		s->cov_base[i] = now;
 		*c = (struct lat_coverage){ .dev = s->cov_devs[i], .compared = s->cov_compared };
-		for (int op = 0; op < DISKSTATS_NR_OPS; op++)
+		for (int op = 0; op < DISKSTATS_NR_OPS; op++) {
 			c->kernel[op] = delta.completed[op];
+			if (s->cov_filtered) {
+				__u64 seen = device_seen(s, s->cov_devs[i], op);
+
+				c->traced[op] = seen - s->cov_seen[i][op];
+				s->cov_seen[i][op] = seen;
+			}
+		}
 		snap->ncov++;
 	}
 }
@@ -261,6 +293,7 @@ static int setup(struct lat_session *s, const struct lat_options *o, const struc
 	attribute = o->filter_tgid || o->cgroup;
 	skel->rodata->blk_start_at = attribute ? (__u32)pr->blk_start : BLK_START_FIRST_SEEN;
 	skel->rodata->complete_has_nr_bytes = pr->complete_nr_bytes;
+	skel->rodata->count_device = attribute;
 	skel->rodata->test_drop_every = diskstats_test_drop_every();
 	bpf_map__set_max_entries(skel->maps.inflight,
 				 o->inflight_max ? o->inflight_max : IOLAT_DEFAULT_INFLIGHT);
@@ -540,6 +573,14 @@ int lat_session_read(struct lat_session *s, struct lat_snapshot *snap, bool fina
 	s->last = snap->end;
 	lat_snapshot_sort(snap);
 	lat_coverage_count(snap);
+	{
+		__u64 missed = s->missed_runs;
+
+		if (lat_session_missed_runs(s, &missed) == 0) {
+			snap->missed_runs = missed - s->missed_runs;
+			s->missed_runs = missed;
+		}
+	}
 out:
 	free(keys);
 	return ret;

@@ -80,9 +80,13 @@ struct lat_snapshot {
 	__u64 inflight;               /* requests in the in-flight map */
 	__u32 inflight_max;
 	const char *attach;           /* "tp_btf" or "raw_tp" */
-	/* Coverage: set when the tracer counts every request of its devices (no --pid or
-	 * --cgroup), one entry per traced device whose diskstats could be read. */
+	/* Coverage: one entry per traced device whose diskstats could be read. Without a
+	 * submitter filter, traced counts the rows; with one (--pid, --children, --cgroup:
+	 * coverage_filtered) the rows are a subset and traced counts every completion of the
+	 * device that the tracer saw, so its shortfall bounds what the rows may lack. */
 	bool has_coverage;
+	bool coverage_filtered;
+	__u64 missed_runs;            /* program runs the kernel reported skipping, this window */
 	size_t ncov;
 	struct lat_coverage cov[LAT_MAX_COVERAGE];
 };
@@ -131,13 +135,19 @@ struct lat_row *lat_snapshot_row(struct lat_snapshot *snap, __u32 dev, __u32 op,
 				 int level);
 /* Add @src's rows and counters into @dst (for cumulative reports). Returns 0 or -ENOMEM. */
 int lat_snapshot_merge(struct lat_snapshot *dst, const struct lat_snapshot *src);
-/* Fill each coverage entry's traced counts from the rows (before any by-class merge). */
+/* Fill each coverage entry's traced counts from the rows (before any by-class merge); not
+ * for a filtered snapshot, whose traced counts are the device's. */
 void lat_coverage_count(struct lat_snapshot *snap);
 /* Add @src's coverage into @dst's, device by device. */
 void lat_coverage_merge(struct lat_snapshot *dst, const struct lat_snapshot *src);
 /* Completions diskstats counted and the tracer did not, over the compared ops (negative
  * when the tracer counted more), and the totals of both. */
 long long lat_coverage_missing(const struct lat_coverage *c, __u64 *kernel, __u64 *traced);
+/* How many of the report's requests on @c's device may be missing at most: the device's
+ * missing completions, and with a filter (@filtered) also every program run the kernel
+ * reported skipping (@missed_runs: a skipped start leaves a request untracked unseen). */
+unsigned long long lat_coverage_may_be_missing(const struct lat_coverage *c, bool filtered,
+					       __u64 missed_runs);
 /* Merge levels: one row per device, op and class, with level -1. Returns 0 or -ENOMEM. */
 int lat_snapshot_by_class(struct lat_snapshot *snap);
 /* Sort rows by device, op, class, level. */

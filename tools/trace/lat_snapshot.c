@@ -95,6 +95,7 @@ int lat_snapshot_merge(struct lat_snapshot *dst, const struct lat_snapshot *src)
 	dst->inflight = src->inflight;
 	dst->inflight_max = src->inflight_max;
 	dst->attach = src->attach;
+	dst->missed_runs += src->missed_runs;
 	lat_coverage_merge(dst, src);
 	lat_snapshot_sort(dst);
 	return 0;
