@@ -662,6 +662,10 @@ static json_t *find_diskstats(json_t *report)
 	return NULL;
 }
 
+/* The coverage load: 40 + 24 reads from run_loads, then direct writes from dd. */
+#define COVERAGE_READS 64
+#define COVERAGE_WRITES 32
+
 /* Reads from run_loads and direct writes from dd, on the quiet test device. */
 static int coverage_load(const struct load *loads, size_t n, unsigned writes)
 {
@@ -676,59 +680,113 @@ static int coverage_load(const struct load *loads, size_t n, unsigned writes)
 }
 
 /*
- * coverage [drop]: the tracer's completions against the kernel's diskstats. On the quiet
- * test device both see exactly the reads and writes done: 100%, no warning. With drop, the
- * BPF side forgets every 4th completion (IOTIER_TEST_DROP_COMPLETIONS): the JSON says how
- * many are missing, to the request, and the text warns in one line.
+ * The completions the kernel ran no BPF program for on the test device, as a witness `iotier
+ * lat` started before the traced run and stopped after it reports them (its diskstats
+ * "missing"; filtered with --pid 1, so that it counts the device's completions, tracked or
+ * not), or -1 when its report cannot be read.
  */
-static int mode_coverage(bool drop)
+static long long witness_stop(struct lat_tracer *w)
+{
+	char *out = NULL;
+	json_t *report, *d;
+	long long k = -1;
+
+	if (tracer_stop(w, &out) != 0)
+		return -1;
+	report = last_report(out);
+	d = find_diskstats(report);
+	if (d)
+		k = geti(d, "missing");
+	else
+		fprintf(stderr, "witness: no diskstats for %s in: %s\n", dev.name, out);
+	json_decref(report);
+	free(out);
+	return k;
+}
+
+/*
+ * One traced run of the coverage load, with @extra, beside a witness: its output in *@out
+ * and the completions the witness saw the kernel skip in *@k. 0, or a verdict.
+ */
+static int coverage_pass(bool drop, const char *const *extra, char **out, long long *k)
 {
 	const struct load loads[] = { { IOPRIO_CLASS_BE, 2, 40, 4096, 0, 0 },
 				      { IOPRIO_CLASS_IDLE, 0, 24, 8192, 16 << 20, 0 } };
-	const char *json[] = { "--format", "json", NULL };
-	const unsigned reads = 64, writes = 32, every = 4;
-	/* completions are numbered 0, 1, ... in order; every 4th (3, 7, ...) is forgotten */
-	const long long lost = drop ? (reads + writes) / every : 0;
-	char *out = NULL, want[256];
-	json_t *report, *d, *r, *w;
-	struct lat_tracer t;
+	const char *wextra[] = { "--format", "json", "--pid", "1", NULL };
+	struct lat_tracer t, w;
+	int ret = 0;
 
+	unsetenv("IOTIER_TEST_DROP_COMPLETIONS"); /* the witness loses nothing on purpose */
+	if (tracer_start(&w, wextra) < 0)
+		return test_fail("the witness iotier lat did not start");
 	if (drop)
 		setenv("IOTIER_TEST_DROP_COMPLETIONS", "4", 1);
-	if (tracer_start(&t, json) < 0)
-		return test_fail("iotier lat did not start");
-	if (coverage_load(loads, 2, writes) || tracer_stop(&t, &out) != 0)
-		return test_fail("iotier lat or the load failed");
+	if (tracer_start(&t, extra) < 0)
+		ret = test_fail("iotier lat did not start");
+	else if (coverage_load(loads, 2, COVERAGE_WRITES) || tracer_stop(&t, out) != 0)
+		ret = test_fail("iotier lat or the load failed");
+	unsetenv("IOTIER_TEST_DROP_COMPLETIONS");
+	*k = witness_stop(&w);
+	if (!ret && *k < 0)
+		ret = test_fail("the witness iotier lat gave no report for %s", dev.name);
+	if (!ret && *k > 0)
+		fprintf(stderr, "coverage: the kernel ran no tracer for %lld completions "
+			"(the witness saw the same)\n", *k);
+	return ret;
+}
+
+/*
+ * coverage [drop]: the tracer's completions against the kernel's diskstats. On the quiet
+ * test device both see exactly the reads and writes done: 100%, no warning. With drop, the
+ * BPF side forgets every 4th completion it runs for (IOTIER_TEST_DROP_COMPLETIONS): the JSON
+ * says how many are missing, to the request, and the text warns in one line. Exactly with
+ * what a witness tracer saw the kernel skip (k): on this kernel the programs on
+ * block_rq_complete are now and then not run at all for a completion, for every tracer
+ * alike (docs/lat.md, "The lost completions seen on this kernel"; 5 of 96 once).
+ */
+static int mode_coverage(bool drop)
+{
+	const char *json[] = { "--format", "json", NULL };
+	const long long total = COVERAGE_READS + COVERAGE_WRITES;
+	char *out = NULL, want[256];
+	json_t *report, *d, *r, *w;
+	long long k, lost;
+	int ret;
+
+	if ((ret = coverage_pass(drop, json, &out, &k)))
+		return ret;
 	printf("%s", out);
+	/* numbered 0, 1, ... among those the program ran for; every 4th (3, 7, ...) forgotten */
+	lost = k + (drop ? (total - k) / 4 : 0);
 	report = last_report(out);
 	d = find_diskstats(report);
 	if (!d)
 		return test_fail("no diskstats entry for %s", dev.name);
 	r = json_object_get(d, "reads");
 	w = json_object_get(d, "writes");
-	if (geti(r, "completed") != reads || geti(w, "completed") != writes)
-		return test_fail("diskstats counted %lld reads and %lld writes, expected %u and %u",
-		     geti(r, "completed"), geti(w, "completed"), reads, writes);
-	if (geti(r, "traced") + geti(w, "traced") != reads + writes - lost ||
+	if (geti(r, "completed") != COVERAGE_READS || geti(w, "completed") != COVERAGE_WRITES)
+		return test_fail("diskstats counted %lld reads and %lld writes, expected %d and %d",
+		     geti(r, "completed"), geti(w, "completed"), COVERAGE_READS, COVERAGE_WRITES);
+	if (geti(r, "traced") + geti(w, "traced") != total - lost ||
 	    geti(d, "missing") != lost ||
 	    geti(r, "missing") + geti(w, "missing") != lost)
-		return test_fail("traced %lld + %lld, missing %lld: expected %lld missing",
-		     geti(r, "traced"), geti(w, "traced"), geti(d, "missing"), lost);
-	if (!drop && json_real_value(json_object_get(d, "coverage")) != 1.0)
+		return test_fail("traced %lld + %lld, missing %lld: expected %lld missing (%lld "
+				 "skipped by the kernel, as the witness saw)",
+		     geti(r, "traced"), geti(w, "traced"), geti(d, "missing"), lost, k);
+	if (!lost && json_real_value(json_object_get(d, "coverage")) != 1.0)
 		return test_fail("coverage is not 1 on a quiet device");
 	json_decref(report);
 	free(out);
 
-	if (tracer_start(&t, NULL) < 0)
-		return test_fail("iotier lat did not start");
-	if (coverage_load(loads, 2, writes) || tracer_stop(&t, &out) != 0)
-		return test_fail("iotier lat or the load failed");
+	if ((ret = coverage_pass(drop, NULL, &out, &k)))
+		return ret;
 	printf("%s", out);
-	snprintf(want, sizeof(want), "warning: %s: traced %lld of the %u requests diskstats "
-		 "counted as completed", dev.name, reads + writes - lost, reads + writes);
-	if (drop && !strstr(out, want))
+	lost = k + (drop ? (total - k) / 4 : 0);
+	snprintf(want, sizeof(want), "warning: %s: traced %lld of the %lld requests diskstats "
+		 "counted as completed", dev.name, total - lost, total);
+	if (lost && !strstr(out, want))
 		return test_fail("no warning '%s'", want);
-	if (!drop && strstr(out, "warning:"))
+	if (!lost && strstr(out, "warning:"))
 		return test_fail("a warning on a fully traced device");
 	free(out);
 	return T_EXIT_PASS;
