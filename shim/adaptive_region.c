@@ -6,6 +6,7 @@
  */
 #include "adaptive_region.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -85,6 +86,10 @@ struct adaptive_region *adaptive_region_adopt(int fd, const char **why, bool *ou
 	*ours = true;
 	if (st.st_size != (off_t)sizeof(*r)) {
 		*why = "a region of another build of iotier (its size differs)";
+		return NULL;
+	}
+	if ((fcntl(fd, F_GET_SEALS) & LOW_GATE_SEALS) != LOW_GATE_SEALS) {
+		*why = "its memfd is not sealed against resizing (any process could truncate it)";
 		return NULL;
 	}
 	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);

@@ -6,7 +6,9 @@
  * high reads to the window; whichever first finds the window's deadline passed runs the
  * controller (a try-lock, never a wait) and sizes the gate. A cap carries a lease, so if
  * the steps stop (every process that drove them gone, or its stepper killed mid-step) the
- * low tier is released rather than held forever.
+ * low tier is released rather than held forever. The memfd is sealed at its size:
+ * truncating it through /proc/PID/fd fails (EPERM) instead of sending SIGBUS to every
+ * process of the tree on its next access.
  */
 #ifndef IOTIER_ADAPTIVE_REGION_H
 #define IOTIER_ADAPTIVE_REGION_H
@@ -84,7 +86,8 @@ void adaptive_region_destroy(struct adaptive_region *r);
 
 /*
  * Map the region behind @fd, inherited across exec from a process that created or adopted
- * it. NULL when @fd is not an open memfd named ADAPTIVE_REGION_NAME of this build's layout,
+ * it. NULL when @fd is not an open memfd named ADAPTIVE_REGION_NAME, sealed at its size
+ * (LOW_GATE_SEALS), of this build's layout,
  * with *@why saying which; *@ours tells whether @fd is such a memfd at all (and so the
  * caller's to close), so a stray number never closes a descriptor of the program's.
  */

@@ -19,16 +19,22 @@
 
 #define GATE_NAME "iotier-gate"
 
+/*
+ * Sealed at its size: any process of the tree (or root) can open the memfd through
+ * /proc/PID/fd, and one that shrank it would kill every other with SIGBUS on its next
+ * access of the mapping. F_SEAL_SEAL keeps the seals from being changed again.
+ */
 void *shared_map_create_fd(const char *name, size_t size, int *fd_out)
 {
-	long fd = sys_call(SYS_memfd_create, name, MFD_CLOEXEC);
+	long fd = sys_call(SYS_memfd_create, name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	void *p = MAP_FAILED;
 	int saved;
 
 	if (fd < 0)
 		return NULL;
 	/* MAP_SHARED: a forked child sees the same memory, not a copy. */
-	if (sys_call(SYS_ftruncate, (int)fd, (off_t)size) == 0)
+	if (sys_call(SYS_ftruncate, (int)fd, (off_t)size) == 0 &&
+	    sys_call(SYS_fcntl, (int)fd, F_ADD_SEALS, LOW_GATE_SEALS) == 0)
 		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
 	saved = errno;
 	if (p != MAP_FAILED && fd_out)

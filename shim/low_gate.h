@@ -7,11 +7,13 @@
  * a waiter wakes every wait slice (LOW_GATE_WAIT_SLICE_NS) to take back the slots of holders that died,
  * a cap whose lease ran out (the controller stopped updating it) counts as no cap, and a
  * thread that already holds a slot (a signal handler's I/O inside an I/O) passes through.
- * High-tier threads never call it.
+ * The mapping is a sealed memfd: no process can shrink it under the others (a SIGBUS on
+ * their next access). High-tier threads never call it.
  */
 #ifndef IOTIER_LOW_GATE_H
 #define IOTIER_LOW_GATE_H
 
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -20,6 +22,8 @@
 #define LOW_GATE_HOLDERS 64                 /* the largest finite cap */
 #define LOW_GATE_UNLIMITED UINT32_MAX       /* no cap: the gate is a load and a branch */
 #define LOW_GATE_WAIT_SLICE_NS 50000000ull  /* 50 ms between checks for dead holders */
+/* The seals every shared mapping carries: its size is fixed for good. */
+#define LOW_GATE_SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
 
 struct low_gate {
 	_Atomic uint32_t seq;      /* the futex word: bumped by every release and cap change */
@@ -43,7 +47,10 @@ void low_gate_destroy(struct low_gate *g);
 /* Make zeroed shared memory at @g a gate with no cap (for a gate inside a larger mapping). */
 void low_gate_init(struct low_gate *g);
 
-/* A zeroed MAP_SHARED memfd mapping of @size bytes named @name; NULL with errno. */
+/*
+ * A zeroed MAP_SHARED memfd mapping of @size bytes named @name, sealed (LOW_GATE_SEALS) so
+ * that nobody can truncate it under its users; NULL with errno.
+ */
 void *shared_map_create(const char *name, size_t size);
 /* The same, keeping its close-on-exec descriptor in *@fd_out (to hand across exec). */
 void *shared_map_create_fd(const char *name, size_t size, int *fd_out);

@@ -4,10 +4,16 @@
  * a forked child count in the parent's window, whichever process steps sizes the one gate
  * for both, a step happens once per window (a try-lock, never a wait), the low tier's
  * bytes and waits reach the controller, every cap carries its lease, and threads held at
- * the gate step the controller themselves.
+ * the gate step the controller themselves. The memfd cannot be truncated (issue 25), and an
+ * unsealed handover is refused.
  */
 #include <check.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -241,6 +247,73 @@ START_TEST(test_held_waiters_step)
 }
 END_TEST
 
+static struct adaptive_region *region_with_fd(int *fd)
+{
+	struct adaptive_params p;
+	struct adaptive_target t;
+	char err[128];
+
+	adaptive_params_default(&p);
+	ck_assert_int_eq(adaptive_target_parse("read.p99<=1ms", &t, err, sizeof(err)), 0);
+	return adaptive_region_create_fd(&p, &t, t0, fd);
+}
+
+/*
+ * Issue 25, case 5: any process of the tree could truncate the region's memfd through
+ * /proc/PID/fd, and every process died of SIGBUS at its next access. It is sealed now.
+ */
+START_TEST(test_truncate_refused)
+{
+	struct adaptive_region *own;
+	char path[64];
+	int fd, other;
+
+	own = region_with_fd(&fd);
+	ck_assert_ptr_nonnull(own);
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", getpid(), fd);
+	other = open(path, O_RDWR);
+	ck_assert_int_ge(other, 0);
+	ck_assert_int_eq(ftruncate(other, 0), -1);
+	ck_assert_int_eq(errno, EPERM);
+	ck_assert_int_eq(ftruncate(other, 2 * sizeof(*own)), -1);
+	ck_assert_int_eq(fcntl(other, F_ADD_SEALS, F_SEAL_WRITE), -1); /* and for good */
+	/* Still mapped whole: a low I/O and a step touch it end to end. */
+	low_gate_set_cap(&own->gate, 1, 0);
+	low_gate_exit(&own->gate, low_gate_enter(&own->gate, getpid(), self_tid()), 1);
+	ck_assert_int_eq(adaptive_region_maybe_step(own, atomic_load(&own->deadline_ns), getpid(),
+						    self_tid()), 1);
+	ck_assert_uint_eq(atomic_load(&own->seq) % 2, 0);
+	close(other);
+	close(fd);
+	adaptive_region_destroy(own);
+}
+END_TEST
+
+/* A region handed across exec must be sealed; an unsealed copy of a good one is refused. */
+START_TEST(test_unsealed_handover_refused)
+{
+	int fd = memfd_create(ADAPTIVE_REGION_NAME, MFD_CLOEXEC), sealed;
+	struct adaptive_region *own, *adopted;
+	const char *why = NULL;
+	bool ours;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, r, sizeof(*r), 0), (ssize_t)sizeof(*r));
+	ck_assert_ptr_null(adaptive_region_adopt(fd, &why, &ours));
+	ck_assert(ours);
+	ck_assert_ptr_nonnull(why);
+	ck_assert_msg(strstr(why, "sealed"), "%s", why);
+	close(fd);
+	own = region_with_fd(&sealed);
+	ck_assert_ptr_nonnull(own);
+	adopted = adaptive_region_adopt(sealed, &why, &ours);
+	ck_assert_ptr_nonnull(adopted);
+	adaptive_region_destroy(adopted);
+	adaptive_region_destroy(own);
+	close(sealed);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("adaptive-region");
@@ -255,6 +328,8 @@ int main(void)
 	tcase_add_test(tc, test_dead_stepper_taken_over);
 	tcase_add_test(tc, test_slots_summed_per_window);
 	tcase_add_test(tc, test_held_waiters_step);
+	tcase_add_test(tc, test_truncate_refused);
+	tcase_add_test(tc, test_unsealed_handover_refused);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }
