@@ -197,9 +197,10 @@ static void step_while_held(void *arg)
 				   w->pid, w->tid);
 }
 
-uint32_t adaptive_region_gate_enter(struct adaptive_region *r, pid_t pid, pid_t tid)
+uint32_t adaptive_region_gate_enter(struct adaptive_region *r, pid_t pid, pid_t tid,
+				    uint64_t max_wait_ns)
 {
 	struct gate_waiter w = { .r = r, .pid = pid, .tid = tid };
 
-	return low_gate_enter_ticking(&r->gate, pid, tid, step_while_held, &w);
+	return low_gate_enter_ticking(&r->gate, pid, tid, max_wait_ns, step_while_held, &w);
 }

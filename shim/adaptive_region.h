@@ -32,7 +32,7 @@
  * The layout version changes whenever struct adaptive_region does.
  */
 #define ADAPTIVE_REGION_MAGIC 0x444150414954ull /* "TIAPAD": iotier adaptive */
-#define ADAPTIVE_REGION_LAYOUT 5u
+#define ADAPTIVE_REGION_LAYOUT 6u
 
 /*
  * The window's histogram, one per CPU slot, summed by the stepper. With one shared
@@ -133,11 +133,13 @@ int adaptive_region_maybe_step(struct adaptive_region *r, uint64_t now_ns, pid_t
 #define STEPPER_STALE_NS 1000000000ull
 
 /*
- * Before a low I/O: the gate's low_gate_enter, except that while it waits the caller steps
+ * Before a low I/O: the gate's low_gate_enter (never longer than @max_wait_ns), except that
+ * while it waits the caller steps
  * the controller whenever the window has ended (every wait slice at most). With every low
  * thread held at the gate and the reader stopped, nothing else would step before the lease
  * ran out: each window would last a second, and a release take two of them.
  */
-uint32_t adaptive_region_gate_enter(struct adaptive_region *r, pid_t pid, pid_t tid);
+uint32_t adaptive_region_gate_enter(struct adaptive_region *r, pid_t pid, pid_t tid,
+				    uint64_t max_wait_ns);
 
 #endif

@@ -156,11 +156,20 @@ static bool try_admit(struct low_gate *g, uint32_t cap)
 	return false;
 }
 
-uint32_t low_gate_enter_ticking(struct low_gate *g, pid_t pid, pid_t tid, low_gate_tick_fn *tick,
-				void *arg)
+/* How long the next wait may last: a slice, and never past @until. */
+static uint64_t wait_for(struct low_gate *g, uint64_t now, uint64_t until)
 {
-	uint64_t id = (uint64_t)(uint32_t)pid << 32 | (uint32_t)tid;
-	bool counted = false;
+	uint64_t slice = atomic_load(&g->wait_slice_ns);
+
+	if (!slice)
+		slice = LOW_GATE_WAIT_SLICE_NS; /* 0 would spin */
+	return until - now < slice ? until - now : slice;
+}
+
+uint32_t low_gate_enter_ticking(struct low_gate *g, pid_t pid, pid_t tid, uint64_t max_wait_ns,
+				low_gate_tick_fn *tick, void *arg)
+{
+	uint64_t id = (uint64_t)(uint32_t)pid << 32 | (uint32_t)tid, until = 0;
 	int saved = errno;
 	uint32_t ticket = 0;
 
@@ -168,6 +177,7 @@ uint32_t low_gate_enter_ticking(struct low_gate *g, pid_t pid, pid_t tid, low_ga
 		return 0; /* the common case at full: one load, errno untouched */
 	for (;;) {
 		uint32_t seen = atomic_load(&g->seq), cap = cap_now(g);
+		uint64_t now;
 
 		if (cap == LOW_GATE_UNLIMITED)
 			break;
@@ -178,12 +188,17 @@ uint32_t low_gate_enter_ticking(struct low_gate *g, pid_t pid, pid_t tid, low_ga
 		/* Our own slot: a nested I/O (a signal handler's) must not wait for itself. */
 		if (holds_slot(g, id))
 			break;
-		if (!counted) {
+		now = now_ns();
+		if (!until) {
 			atomic_fetch_add(&g->waits, 1);
-			counted = true;
+			until = now + (max_wait_ns < UINT64_MAX - now ? max_wait_ns : UINT64_MAX - now);
+		}
+		if (now >= until) { /* the bound: never held longer, whatever the cap says */
+			atomic_fetch_add(&g->cut_short, 1);
+			break;
 		}
 		atomic_fetch_add(&g->waiters, 1);
-		if (!futex_wait(&g->seq, seen, atomic_load(&g->wait_slice_ns)))
+		if (!futex_wait(&g->seq, seen, wait_for(g, now, until)))
 			low_gate_reclaim_dead(g);
 		atomic_fetch_sub(&g->waiters, 1);
 		if (tick)
@@ -193,9 +208,9 @@ uint32_t low_gate_enter_ticking(struct low_gate *g, pid_t pid, pid_t tid, low_ga
 	return ticket;
 }
 
-uint32_t low_gate_enter(struct low_gate *g, pid_t pid, pid_t tid)
+uint32_t low_gate_enter(struct low_gate *g, pid_t pid, pid_t tid, uint64_t max_wait_ns)
 {
-	return low_gate_enter_ticking(g, pid, tid, NULL, NULL);
+	return low_gate_enter_ticking(g, pid, tid, max_wait_ns, NULL, NULL);
 }
 
 static void release_slot(struct low_gate *g, uint32_t index)

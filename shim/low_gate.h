@@ -4,9 +4,11 @@
  * controller (its cap: how many low I/Os may be on the device at once, 0 = held). It lives
  * in one shared mapping, inherited by fork, so one cap governs a whole process tree
  * (PostgreSQL's autovacuum workers). Waiting is a futex on that mapping. It cannot wedge:
- * a waiter wakes every wait slice (LOW_GATE_WAIT_SLICE_NS) to take back the slots of holders that died,
- * a cap whose lease ran out (the controller stopped updating it) counts as no cap, and a
- * thread that already holds a slot (a signal handler's I/O inside an I/O) passes through.
+ * every wait has a bound of the caller's (IOTIER_GATE_WAIT), after which the call goes
+ * without a slot; a waiter wakes every wait slice (LOW_GATE_WAIT_SLICE_NS) to take back the
+ * slots of holders that died; a cap whose lease ran out (the controller stopped updating it)
+ * counts as no cap; and a thread that already holds a slot (a signal handler's I/O inside an
+ * I/O) passes through.
  * The mapping is a sealed memfd: no process can shrink it under the others (a SIGBUS on
  * their next access). High-tier threads never call it.
  */
@@ -38,6 +40,7 @@ struct low_gate {
 					   that a wake-up, not the slice, releases a waiter */
 	/* Who holds each slot: pid << 32 | tid, 0 when free. Guarded by CAS, not a lock. */
 	_Atomic uint64_t holders[LOW_GATE_HOLDERS];
+	_Atomic uint64_t cut_short; /* admissions that went at their wait's bound, no slot */
 };
 
 /* A shared anonymous mapping (a memfd, so /proc/PID/maps names it); NULL with errno. */
@@ -59,19 +62,20 @@ void *shared_map_create_fd(const char *name, size_t size, int *fd_out);
 void low_gate_set_cap(struct low_gate *g, uint32_t cap, uint64_t lease_ns);
 
 /*
- * Before a low I/O: wait until it may go. Returns the ticket to hand to low_gate_exit (0 for
- * an admission that holds no slot). @pid and @tid name the caller, to find dead holders.
- * Never fails and keeps errno.
+ * Before a low I/O: wait until it may go, but never longer than @max_wait_ns (CLOCK_MONOTONIC;
+ * past it the call goes without a slot, counted in cut_short). Returns the ticket to hand
+ * to low_gate_exit (0 for an admission that holds no slot). @pid and @tid name the caller,
+ * to find dead holders. Never fails and keeps errno.
  */
-uint32_t low_gate_enter(struct low_gate *g, pid_t pid, pid_t tid);
+uint32_t low_gate_enter(struct low_gate *g, pid_t pid, pid_t tid, uint64_t max_wait_ns);
 
 /*
  * low_gate_enter, calling @tick(@arg) after every wait (a wake-up or a wait slice): a held
  * tier's waiters are the only threads left to run the controller when the reader stops.
  */
 typedef void low_gate_tick_fn(void *arg);
-uint32_t low_gate_enter_ticking(struct low_gate *g, pid_t pid, pid_t tid, low_gate_tick_fn *tick,
-				void *arg);
+uint32_t low_gate_enter_ticking(struct low_gate *g, pid_t pid, pid_t tid, uint64_t max_wait_ns,
+				low_gate_tick_fn *tick, void *arg);
 
 /* After it: release @ticket and count @bytes done (a failed I/O reports 0). Keeps errno. */
 void low_gate_exit(struct low_gate *g, uint32_t ticket, uint64_t bytes);

@@ -164,7 +164,7 @@ START_TEST(test_low_counters_reach_controller)
 	uint32_t ticket;
 
 	low_gate_set_cap(&r->gate, 0, monotonic_ns() - 1); /* an expired lease: passes */
-	ticket = low_gate_enter(&r->gate, getpid(), self_tid());
+	ticket = low_gate_enter(&r->gate, getpid(), self_tid(), UINT64_MAX);
 	low_gate_exit(&r->gate, ticket, 10u << 20);
 	atomic_fetch_add(&r->splits, 3);
 	note_reads(100000, 300);
@@ -237,7 +237,7 @@ START_TEST(test_held_waiters_step)
 	ck_assert_int_ge(child, 0);
 	if (child == 0) {
 		for (int i = 0; i < 100 && r->ctl.level != ADAPTIVE_LEVEL_FULL; i++)
-			low_gate_exit(&r->gate, adaptive_region_gate_enter(r, getpid(), self_tid()), 0);
+			low_gate_exit(&r->gate, adaptive_region_gate_enter(r, getpid(), self_tid(), UINT64_MAX), 0);
 		_exit(r->ctl.level == ADAPTIVE_LEVEL_FULL ? 0 : 1);
 	}
 	ck_assert_int_eq(wait_child(child), 0);
@@ -279,7 +279,7 @@ START_TEST(test_truncate_refused)
 	ck_assert_int_eq(fcntl(other, F_ADD_SEALS, F_SEAL_WRITE), -1); /* and for good */
 	/* Still mapped whole: a low I/O and a step touch it end to end. */
 	low_gate_set_cap(&own->gate, 1, 0);
-	low_gate_exit(&own->gate, low_gate_enter(&own->gate, getpid(), self_tid()), 1);
+	low_gate_exit(&own->gate, low_gate_enter(&own->gate, getpid(), self_tid(), UINT64_MAX), 1);
 	ck_assert_int_eq(adaptive_region_maybe_step(own, atomic_load(&own->deadline_ns), getpid(),
 						    self_tid()), 1);
 	ck_assert_uint_eq(atomic_load(&own->seq) % 2, 0);
