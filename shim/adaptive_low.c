@@ -24,7 +24,8 @@ uint32_t adaptive_gate_enter(void)
 {
 	struct low_gate *gate = &adaptive_on->gate;
 
-	if (atomic_load_explicit(&gate->cap, memory_order_relaxed) == LOW_GATE_UNLIMITED)
+	if (atomic_load_explicit(&gate->cap, memory_order_relaxed) == LOW_GATE_UNLIMITED ||
+	    adaptive_region_bad(adaptive_on))
 		return 0;
 	return adaptive_region_gate_enter(adaptive_on, sys_getpid(), adaptive_self_tid(),
 					  shim.cfg.gate_wait_ns);
@@ -33,10 +34,12 @@ uint32_t adaptive_gate_enter(void)
 uint32_t adaptive_push_chunk(void)
 {
 	struct adaptive_region *r = adaptive_on;
+	uint32_t chunk;
 
 	if (!r || atomic_load_explicit(&r->gate.cap, memory_order_relaxed) == LOW_GATE_UNLIMITED)
 		return 0;
-	return atomic_load_explicit(&r->chunk, memory_order_relaxed);
+	chunk = adaptive_region_chunk(r);
+	return chunk == ADAPTIVE_UNLIMITED ? 0 : chunk;
 }
 
 uint32_t adaptive_push_enter(void)

@@ -126,16 +126,21 @@ static uint32_t cap_now(struct low_gate *g)
 	return lease && now_ns() >= lease ? LOW_GATE_UNLIMITED : cap;
 }
 
-/* Take a free slot; one exists, since occupied slots never outnumber the count in flight. */
+/*
+ * Take a free slot. One exists, since occupied slots never outnumber the count in flight,
+ * unless another process wrote garbage into the table: then one pass finds none, and the
+ * call goes without a slot rather than spin.
+ */
 static uint32_t claim_slot(struct low_gate *g, uint64_t id)
 {
-	for (;;)
-		for (uint32_t i = 0; i < LOW_GATE_HOLDERS; i++) {
-			uint64_t free_slot = 0;
+	for (uint32_t i = 0; i < LOW_GATE_HOLDERS; i++) {
+		uint64_t free_slot = 0;
 
-			if (atomic_compare_exchange_strong(&g->holders[i], &free_slot, id))
-				return i + 1;
-		}
+		if (atomic_compare_exchange_strong(&g->holders[i], &free_slot, id))
+			return i + 1;
+	}
+	atomic_fetch_sub(&g->inflight, 1);
+	return 0;
 }
 
 static bool holds_slot(struct low_gate *g, uint64_t id)
@@ -154,6 +159,16 @@ static bool try_admit(struct low_gate *g, uint32_t cap)
 		if (atomic_compare_exchange_weak(&g->inflight, &n, n + 1))
 			return true;
 	return false;
+}
+
+bool low_gate_sane(struct low_gate *g, uint64_t now)
+{
+	uint32_t cap = atomic_load(&g->cap);
+	uint64_t lease = atomic_load(&g->lease_ns);
+
+	return (cap <= LOW_GATE_HOLDERS || cap == LOW_GATE_UNLIMITED) &&
+	       atomic_load(&g->inflight) <= LOW_GATE_HOLDERS &&
+	       (!lease || lease <= now + LOW_GATE_LEASE_MAX_NS);
 }
 
 /* How long the next wait may last: a slice, and never past @until. */

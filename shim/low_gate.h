@@ -8,9 +8,8 @@
  * without a slot; a waiter wakes every wait slice (LOW_GATE_WAIT_SLICE_NS) to take back the
  * slots of holders that died; a cap whose lease ran out (the controller stopped updating it)
  * counts as no cap; and a thread that already holds a slot (a signal handler's I/O inside an
- * I/O) passes through.
- * The mapping is a sealed memfd: no process can shrink it under the others (a SIGBUS on
- * their next access). High-tier threads never call it.
+ * I/O) passes through. The mapping is a sealed memfd: no process can shrink it under the
+ * others (a SIGBUS on their next access). High-tier threads never call it.
  */
 #ifndef IOTIER_LOW_GATE_H
 #define IOTIER_LOW_GATE_H
@@ -24,6 +23,7 @@
 #define LOW_GATE_HOLDERS 64                 /* the largest finite cap */
 #define LOW_GATE_UNLIMITED UINT32_MAX       /* no cap: the gate is a load and a branch */
 #define LOW_GATE_WAIT_SLICE_NS 50000000ull  /* 50 ms between checks for dead holders */
+#define LOW_GATE_LEASE_MAX_NS 60000000000ull /* a lease further ahead than this is garbage */
 /* The seals every shared mapping carries: its size is fixed for good. */
 #define LOW_GATE_SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
 
@@ -76,6 +76,12 @@ uint32_t low_gate_enter(struct low_gate *g, pid_t pid, pid_t tid, uint64_t max_w
 typedef void low_gate_tick_fn(void *arg);
 uint32_t low_gate_enter_ticking(struct low_gate *g, pid_t pid, pid_t tid, uint64_t max_wait_ns,
 				low_gate_tick_fn *tick, void *arg);
+
+/*
+ * Are the gate's shared fields in their ranges at @now_ns (the cap, the count in flight, the
+ * lease)? Another process of the tree, or root, can write anything there.
+ */
+bool low_gate_sane(struct low_gate *g, uint64_t now_ns);
 
 /* After it: release @ticket and count @bytes done (a failed I/O reports 0). Keeps errno. */
 void low_gate_exit(struct low_gate *g, uint32_t ticket, uint64_t bytes);
