@@ -332,9 +332,14 @@ static void judge_window(struct adaptive *c, uint64_t now_ns)
 #define IN(v, lo, hi) ((v) >= (lo) && (v) <= (hi))
 #define LEVEL_OR_NONE(v) ((v) <= ADAPTIVE_LEVEL_FULL || (v) == NONE)
 
+/* set read as a byte: a bool holding anything but 0 or 1 must not be loaded as one. */
 static bool target_sane(const struct adaptive_target *t)
 {
-	return t->set && IN(t->permille, 1, TARGET_PERMILLE_MAX) &&
+	unsigned char set, relative;
+
+	memcpy(&set, &t->set, 1);
+	memcpy(&relative, &t->relative, 1);
+	return set == 1 && relative <= 1 && IN(t->permille, 1, TARGET_PERMILLE_MAX) &&
 	       (t->relative ? IN(t->factor_milli, TARGET_FACTOR_MIN_MILLI, TARGET_FACTOR_MAX_MILLI)
 			    : IN(t->latency_ns, TARGET_ABS_MIN_NS, TARGET_ABS_MAX_NS));
 }
