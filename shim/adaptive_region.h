@@ -124,7 +124,10 @@ bool adaptive_region_valid(const struct adaptive_region *r, size_t len);
  */
 bool adaptive_region_bad(const struct adaptive_region *r);
 
-/* The chunk for split_io: a power of two from 4 KiB to 1 GiB, else ADAPTIVE_UNLIMITED. */
+/*
+ * The chunk, checked: a power of two from 4 KiB to 1 GiB, else ADAPTIVE_UNLIMITED (and so in
+ * a region found bad). What a caller that cuts I/O into pieces should read, not r->chunk.
+ */
 uint32_t adaptive_region_chunk(const struct adaptive_region *r);
 
 /* A high-tier read took @ns, noted in histogram @slot (any number). One atomic add. */
