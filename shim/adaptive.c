@@ -328,6 +328,72 @@ static void judge_window(struct adaptive *c, uint64_t now_ns)
 		start_window(c, now_ns, window_len(c));
 }
 
+#define HOUR_NS (3600 * NS_PER_SEC)
+#define IN(v, lo, hi) ((v) >= (lo) && (v) <= (hi))
+#define LEVEL_OR_NONE(v) ((v) <= ADAPTIVE_LEVEL_FULL || (v) == NONE)
+
+/* set read as a byte: a bool holding anything but 0 or 1 must not be loaded as one. */
+static bool target_sane(const struct adaptive_target *t)
+{
+	unsigned char set, relative;
+
+	memcpy(&set, &t->set, 1);
+	memcpy(&relative, &t->relative, 1);
+	return set == 1 && relative <= 1 && IN(t->permille, 1, TARGET_PERMILLE_MAX) &&
+	       (t->relative ? IN(t->factor_milli, TARGET_FACTOR_MIN_MILLI, TARGET_FACTOR_MAX_MILLI)
+			    : IN(t->latency_ns, TARGET_ABS_MIN_NS, TARGET_ABS_MAX_NS));
+}
+
+/* Far wider than any default or test: they only keep the arithmetic finite. */
+static bool params_sane(const struct adaptive_params *p)
+{
+	return IN(p->window_min_ns, 1000000, 60 * NS_PER_SEC) && IN(p->window_mult, 1, 1024) &&
+	       IN(p->window_max_mult, 1, 64) && IN(p->min_samples, 1, 1000000) &&
+	       IN(p->climb_windows, 1, 1024) && IN(p->hysteresis_mult, 1, 1024) &&
+	       IN(p->backoff_max, 1, 65536) && IN(p->idle_windows, 1, 1024) &&
+	       p->idle_reads <= 1000000 && IN(p->probe_every_ns, 1000000, HOUR_NS) &&
+	       IN(p->probe_drain_ns, 1000000, HOUR_NS) &&
+	       IN(p->probe_measure_ns, 1000000, HOUR_NS) &&
+	       IN(p->probe_retry_ns, 1000000, HOUR_NS) && IN(p->probe_warmup_ns, 1000000, HOUR_NS);
+}
+
+/* Times are set from a step's now plus at most a window or a probe period. */
+static bool times_sane(const struct adaptive *c, uint64_t now_ns)
+{
+	uint64_t horizon = now_ns + 24 * HOUR_NS;
+
+	return c->window_start_ns <= horizon && c->deadline_ns <= horizon &&
+	       c->last_step_ns <= horizon && c->next_probe_ns <= horizon;
+}
+
+bool adaptive_sane(const struct adaptive *c, uint64_t now_ns, const char **why)
+{
+	/* A target bound: 10 s absolute, or 100x a baseline that the histogram caps at 69 s. */
+	const uint64_t bound_max = 100 * 100 * NS_PER_SEC;
+
+	*why = NULL;
+	if (!target_sane(&c->target))
+		*why = "its target is out of range";
+	else if (!params_sane(&c->p))
+		*why = "its controller's parameters are out of range";
+	else if (c->level > ADAPTIVE_LEVEL_FULL || c->run_level > ADAPTIVE_LEVEL_FULL ||
+		 !LEVEL_OR_NONE(c->miss_level) || !LEVEL_OR_NONE(c->resume_level) ||
+		 !LEVEL_OR_NONE(c->debt_level) || c->phase > PHASE_PROBE_MEASURE ||
+		 c->backoff > 65536 || c->pending.debt > ADAPTIVE_DEBT_STOP)
+		*why = "its controller's level or phase is out of range";
+	else if (c->target_ns > bound_max || c->baseline_ns > bound_max ||
+		 c->alone_permille > 1000)
+		*why = "its controller's bound is out of range";
+	else if (!times_sane(c, now_ns))
+		*why = "its controller's times are out of range";
+	return !*why;
+}
+
+void adaptive_repair(struct adaptive *c)
+{
+	set_level(c, c->level);
+}
+
 void adaptive_step(struct adaptive *c, uint64_t now_ns, const struct adaptive_window *w)
 {
 	uint64_t elapsed;

@@ -125,6 +125,17 @@ static inline uint64_t adaptive_deadline(const struct adaptive *c)
 /* Close the window that ends at @now_ns with measurements @w; updates cap and chunk. */
 void adaptive_step(struct adaptive *c, uint64_t now_ns, const struct adaptive_window *w);
 
+/*
+ * Is every field of @c in its range at @now_ns? A controller in shared memory can be written
+ * by any process of the tree; one out of range would divide by zero, shift past a word or
+ * never end a window. *@why names the first bad field. A step torn by a stepper that died
+ * passes: every value a step writes is in range.
+ */
+bool adaptive_sane(const struct adaptive *c, uint64_t now_ns, const char **why);
+
+/* Make the cap and chunk those of the level again (a step torn between them). */
+void adaptive_repair(struct adaptive *c);
+
 /* The cap and chunk of @level (exposed for tests and the docs' table). */
 void adaptive_level_limits(uint32_t level, uint32_t *cap, uint32_t *chunk);
 

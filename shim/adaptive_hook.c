@@ -200,7 +200,8 @@ static ssize_t gated_piece(void *ctx, char *buf, size_t len, off_t off)
 static size_t piece_allowance(void *ctx)
 {
 	struct low_gate *g = &adaptive_on->gate;
-	uint32_t chunk = atomic_load_explicit(&adaptive_on->chunk, memory_order_relaxed);
+	/* checked: a garbled chunk means no limit (adaptive_region.h), never a tiny piece */
+	uint32_t chunk = adaptive_region_chunk(adaptive_on);
 	uint64_t lease;
 
 	(void)ctx;
@@ -326,6 +327,7 @@ static __attribute__((noinline)) ssize_t low_io_large(struct low_call *call, cha
 
 static ssize_t low_io(struct low_call *call, char *buf, size_t n, off_t off)
 {
+	/* unchecked, as a filter only: whatever it says, a cut call asks piece_allowance */
 	uint32_t chunk = atomic_load_explicit(&adaptive_on->chunk, memory_order_relaxed);
 	uint32_t kind = call->kind = kind_of(call->fd);
 

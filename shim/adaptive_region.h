@@ -5,8 +5,29 @@
  * and the current window's measurements. Any thread of any process in the tree adds its
  * high reads to the window; whichever first finds the window's deadline passed runs the
  * controller (a try-lock, never a wait) and sizes the gate. A cap carries a lease, so if
- * the steps stop (every process that drove them gone, or its stepper killed mid-step) the
- * low tier is released rather than held forever.
+ * the steps stop (every process that drove them gone) the low tier is released rather than
+ * held forever.
+ *
+ * No process of the tree can wedge, crash or blind another through it (docs/adaptive.md,
+ * "Nothing in the region can wedge a process"):
+ * - The memfd is sealed at its size: truncating it through /proc/PID/fd fails (EPERM)
+ *   instead of sending SIGBUS to every process on its next access.
+ * - The step lock is a lease: the word holds the stepper's pid and the CLOCK_MONOTONIC
+ *   millisecond its step began, and a step older than STEPPER_LEASE_NS (its stepper died,
+ *   was stopped by SIGSTOP or a debugger, or stalls) is taken over by the next process
+ *   that finds the window due. A step takes microseconds.
+ * - The seqlock cannot stay odd: a step makes the count odd with a compare-and-swap and
+ *   ends with one from its own odd value, so a taker that finds the count odd (the stepper
+ *   it replaced never ended) moves it to the next odd value and ends even. A stale stepper
+ *   that resumes finds its end's compare-and-swap failing: it publishes nothing and leaves
+ *   the lock alone. Torn state: what it wrote of struct adaptive before it noticed is what
+ *   the controller itself computed a window earlier, field by field in range; the next
+ *   step checks every field (adaptive_sane) and recomputes the cap and chunk from the
+ *   level, so the damage is at most one window's decision (and one view mixing two steps).
+ * - Every field a process reads is checked against its range before use (the gate's in
+ *   low_gate_sane, the controller's in adaptive_sane, the chunk in adaptive_region_chunk);
+ *   a region that fails is "no target" for this process from then on, with one warning.
+ * - Every wait at the gate has the caller's bound (IOTIER_GATE_WAIT).
  */
 #ifndef IOTIER_ADAPTIVE_REGION_H
 #define IOTIER_ADAPTIVE_REGION_H
@@ -30,7 +51,7 @@
  * The layout version changes whenever struct adaptive_region does.
  */
 #define ADAPTIVE_REGION_MAGIC 0x444150414954ull /* "TIAPAD": iotier adaptive */
-#define ADAPTIVE_REGION_LAYOUT 5u
+#define ADAPTIVE_REGION_LAYOUT 6u
 
 /*
  * The window's histogram, one per CPU slot, summed by the stepper. With one shared
@@ -52,7 +73,7 @@ struct adaptive_region {
 	int32_t creator_pid;           /* the process that created it: the tree's root */
 	uint32_t reserved;
 	struct low_gate gate;
-	_Atomic uint64_t stepper;      /* pid << 32 | tid running the controller; 0: none */
+	_Atomic uint64_t stepper;      /* pid << 32 | the ms its step began (stepper_id); 0: none */
 	_Atomic uint32_t chunk;        /* the controller's chunk, for split_io */
 	_Atomic uint64_t deadline_ns;  /* the controller's deadline, read without the lock */
 	_Atomic uint64_t splits;       /* low I/Os cut into pieces, ever */
@@ -67,6 +88,9 @@ struct adaptive_region {
 	struct debt_log debt;
 	/*
 	 * Append new fields here, at the end, and bump ADAPTIVE_REGION_LAYOUT.
+	 */
+	_Atomic uint64_t takeovers;    /* steps taken from a stepper past its lease */
+	/*
 	 * The seqlock of ctl for readers that never take the lock (adaptive_view.h): odd while
 	 * a step writes it.
 	 */
@@ -84,7 +108,8 @@ void adaptive_region_destroy(struct adaptive_region *r);
 
 /*
  * Map the region behind @fd, inherited across exec from a process that created or adopted
- * it. NULL when @fd is not an open memfd named ADAPTIVE_REGION_NAME of this build's layout,
+ * it. NULL when @fd is not an open memfd named ADAPTIVE_REGION_NAME, sealed at its size
+ * (LOW_GATE_SEALS), of this build's layout,
  * with *@why saying which; *@ours tells whether @fd is such a memfd at all (and so the
  * caller's to close), so a stray number never closes a descriptor of the program's.
  */
@@ -92,6 +117,18 @@ struct adaptive_region *adaptive_region_adopt(int fd, const char **why, bool *ou
 
 /* Is the mapping at @r, @len bytes long, a region of this build's layout? */
 bool adaptive_region_valid(const struct adaptive_region *r, size_t len);
+
+/*
+ * Has this process found @r corrupt (a field out of its range)? Then it is "no target"
+ * here from now on: the gate passes every call, nothing steps, the chunk is unlimited.
+ */
+bool adaptive_region_bad(const struct adaptive_region *r);
+
+/*
+ * The chunk, checked: a power of two from 4 KiB to 1 GiB, else ADAPTIVE_UNLIMITED (and so in
+ * a region found bad). What a caller that cuts I/O into pieces should read, not r->chunk.
+ */
+uint32_t adaptive_region_chunk(const struct adaptive_region *r);
 
 /* A high-tier read took @ns, noted in histogram @slot (any number). One atomic add. */
 static inline void adaptive_region_note_read_at(struct adaptive_region *r, uint32_t slot,
@@ -121,20 +158,30 @@ static inline bool adaptive_region_due(struct adaptive_region *r, uint64_t now_n
 
 /*
  * Run the controller if its window ended by @now_ns and nobody else is: returns 1 when
- * this call stepped, 0 otherwise. @pid and @tid identify the caller for the try-lock; a
- * stepper that died inside a step (its window over by more than STEPPER_STALE_NS) has its
- * lock taken over.
+ * this call stepped, 0 otherwise. @pid identifies the caller in the try-lock (@tid is kept
+ * for the callers' symmetry); a step that began STEPPER_LEASE_NS or more before @now_ns is
+ * taken over, whether its stepper died, stopped or stalls.
  */
 int adaptive_region_maybe_step(struct adaptive_region *r, uint64_t now_ns, pid_t pid, pid_t tid);
 
-#define STEPPER_STALE_NS 1000000000ull
+/* Well under the cap's lease (ADAPTIVE_LEASE_NS): a taker renews the cap before it lapses. */
+#define STEPPER_LEASE_NS 200000000ull
 
 /*
- * Before a low I/O: the gate's low_gate_enter, except that while it waits the caller steps
+ * Test-only (docs/adaptive.md): called in the middle of every step, with the controller
+ * half written and the seqlock odd, so that a test can kill, stop or stall a stepper there.
+ * NULL outside tests; the shim sets it from IOTIER_TEST_STEP (adaptive_tree.c).
+ */
+extern void (*adaptive_region_mid_step)(void);
+
+/*
+ * Before a low I/O: the gate's low_gate_enter (never longer than @max_wait_ns, and not at
+ * all in a region found bad), except that while it waits the caller steps
  * the controller whenever the window has ended (every wait slice at most). With every low
  * thread held at the gate and the reader stopped, nothing else would step before the lease
  * ran out: each window would last a second, and a release take two of them.
  */
-uint32_t adaptive_region_gate_enter(struct adaptive_region *r, pid_t pid, pid_t tid);
+uint32_t adaptive_region_gate_enter(struct adaptive_region *r, pid_t pid, pid_t tid,
+				    uint64_t max_wait_ns);
 
 #endif

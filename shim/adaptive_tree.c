@@ -9,6 +9,8 @@
 #include "adaptive_tree.h"
 
 #include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,7 @@
 
 #include "adaptive_region.h"
 #include "log.h"
+#include "sys.h"
 
 #define SHIM_NAME "libiotier"
 
@@ -40,6 +43,38 @@ static void keep_fd(int fd)
 	region_fd = fd;
 	region_dev = st.st_dev;
 	region_ino = st.st_ino;
+}
+
+/*
+ * Test-only: IOTIER_TEST_STEP makes this process's first controller step end inside itself,
+ * the controller half written and the seqlock odd: "exit" leaves as if killed there
+ * (status ADAPTIVE_TEST_STEP_EXIT), "stop" stops the process with SIGSTOP as a debugger
+ * would (SIGCONT resumes it). For tests/adaptive/stepper-test.c only; not a setting.
+ */
+#define ADAPTIVE_TEST_STEP_ENV "IOTIER_TEST_STEP"
+#define ADAPTIVE_TEST_STEP_EXIT 70
+
+static void mid_step_exit(void)
+{
+	sys_call(SYS_exit_group, ADAPTIVE_TEST_STEP_EXIT);
+}
+
+static void mid_step_stop(void)
+{
+	static atomic_flag once = ATOMIC_FLAG_INIT;
+
+	if (!atomic_flag_test_and_set(&once))
+		sys_call(SYS_kill, sys_getpid(), SIGSTOP);
+}
+
+static void test_hooks(void)
+{
+	const char *mode = getenv(ADAPTIVE_TEST_STEP_ENV);
+
+	if (mode && !strcmp(mode, "exit"))
+		adaptive_region_mid_step = mid_step_exit;
+	else if (mode && !strcmp(mode, "stop"))
+		adaptive_region_mid_step = mid_step_stop;
 }
 
 /* IOTIER_ADAPTIVE_FD's value as a descriptor number; -1 if it is not one. */
@@ -112,6 +147,7 @@ struct adaptive_region *adaptive_tree_inherit(const struct adaptive_target *own)
 		sys_call(SYS_fcntl, fd, F_SETFD, FD_CLOEXEC); /* raw: not the fcntl wrapper */
 		keep_fd(fd);
 		warn_other_target(r, own);
+		test_hooks();
 	}
 	errno = saved;
 	return r;
@@ -123,8 +159,10 @@ struct adaptive_region *adaptive_tree_create(const struct adaptive_params *p,
 	int fd = -1;
 	struct adaptive_region *r = adaptive_region_create_fd(p, t, now_ns, &fd);
 
-	if (r)
+	if (r) {
 		keep_fd(fd);
+		test_hooks();
+	}
 	return r;
 }
 

@@ -68,8 +68,21 @@ static int copy_fields(adaptive_copy_fn copy, void *ctx, struct adaptive_view *v
 	COPY(ctl.probes, v->probes);
 	COPY(ctl.floor_lifts, v->floor_lifts);
 	COPY(ctl.debt_lifts, v->debt_lifts);
-	v->probing = phase != PHASE_RUN;
+	v->probing = phase; /* made a flag once the copy is kept and checked */
 	v->level_full = ADAPTIVE_LEVEL_FULL;
+	return 0;
+}
+
+/*
+ * A kept copy whose level, phase or percentile is out of range came from a region written
+ * by something other than the controller: shown as nothing rather than as numbers.
+ */
+static int check_kept(struct adaptive_view *v)
+{
+	if (v->level > ADAPTIVE_LEVEL_FULL || v->probing > PHASE_PROBE_MEASURE ||
+	    !v->target.permille || v->target.permille > TARGET_PERMILLE_MAX)
+		return -ERANGE;
+	v->probing = v->probing != PHASE_RUN;
 	return 0;
 }
 
@@ -89,7 +102,7 @@ int adaptive_view_read(adaptive_copy_fn copy, void *ctx, struct adaptive_view *v
 		atomic_thread_fence(memory_order_acquire);
 		COPY(seq, after);
 		if (after == before)
-			return 0;
+			return check_kept(v);
 	}
 	return -EAGAIN;
 }

@@ -55,7 +55,8 @@ typedef int (*adaptive_copy_fn)(void *ctx, size_t off, void *dst, size_t len);
 
 /*
  * A consistent snapshot of the region that @copy reads, into @v: 0; -EAGAIN when every try
- * met a step in progress; or the callback's -errno. The region's header is not checked
+ * met a step in progress; -ERANGE when the snapshot's level, phase or percentile is out of
+ * range (a garbled region); or the callback's -errno. The region's header is not checked
  * here: validate it first (adaptive_region_valid).
  */
 int adaptive_view_read(adaptive_copy_fn copy, void *ctx, struct adaptive_view *v);

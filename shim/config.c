@@ -265,6 +265,34 @@ static int parse_debt_log(struct config *cfg, const char *value, char *err, size
 	return 0;
 }
 
+/*
+ * A duration for IOTIER_GATE_WAIT: an integer with a unit (us, ms or s), 0 to 60 s; a bare
+ * 0 too. No unit is guessed: "20" could mean any of them.
+ */
+static int parse_gate_wait(struct config *cfg, const char *value, char *err, size_t errlen)
+{
+	static const struct { const char *name; uint64_t ns; } units[] = {
+		{ "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 },
+	};
+	uint64_t n = 0;
+	const char *p = value;
+
+	for (; *p >= '0' && *p <= '9' && n <= GATE_WAIT_MAX_NS; p++)
+		n = n * 10 + (uint64_t)(*p - '0');
+	if (p != value && !*p && n == 0) {
+		cfg->gate_wait_ns = 0;
+		return 0;
+	}
+	for (size_t i = 0; p != value && i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(p, units[i].name) && n <= GATE_WAIT_MAX_NS / units[i].ns) {
+			cfg->gate_wait_ns = n * units[i].ns;
+			return 0;
+		}
+	snprintf(err, errlen, "bad wait '%s': expected 0 or an integer with us, ms or s, at most "
+		 "60s", value);
+	return -1;
+}
+
 /* An absolute directory, or empty for none: a relative one would follow each cwd. */
 static int parse_state_dir(struct config *cfg, const char *value, char *err, size_t errlen)
 {

@@ -25,6 +25,8 @@ enum cgroup_mode { CGROUP_AUTO = 0, CGROUP_OFF, CGROUP_V1, CGROUP_V2 };
 
 #define STATE_DIR_MAX 200 /* the state file's directory, with its NUL */
 
+#define GATE_WAIT_MAX_NS 60000000000ull /* IOTIER_GATE_WAIT's largest value, 60 s */
+
 #define TARGET_LOW_CLASS "be:7" /* the low class under a target, unless one is given */
 
 struct config {
@@ -51,6 +53,7 @@ struct config {
 	struct adaptive_target target; /* IOTIER_TARGET; target.set false: off */
 	uint64_t low_min_rate;    /* IOTIER_LOW_MIN_RATE: the low tier is never held below it */
 	char debt_log[RULE_GLOB_MAX]; /* IOTIER_DEBT_LOG: the database's log, a glob; "" none */
+	uint64_t gate_wait_ns;    /* IOTIER_GATE_WAIT: the longest a low call waits at the gate */
 
 	/* IOTIER_STATE_DIR: where this process's state file goes for the exporter; "" none. */
 	char state_dir[STATE_DIR_MAX];

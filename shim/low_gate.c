@@ -19,16 +19,22 @@
 
 #define GATE_NAME "iotier-gate"
 
+/*
+ * Sealed at its size: any process of the tree (or root) can open the memfd through
+ * /proc/PID/fd, and one that shrank it would kill every other with SIGBUS on its next
+ * access of the mapping. F_SEAL_SEAL keeps the seals from being changed again.
+ */
 void *shared_map_create_fd(const char *name, size_t size, int *fd_out)
 {
-	long fd = sys_call(SYS_memfd_create, name, MFD_CLOEXEC);
+	long fd = sys_call(SYS_memfd_create, name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	void *p = MAP_FAILED;
 	int saved;
 
 	if (fd < 0)
 		return NULL;
 	/* MAP_SHARED: a forked child sees the same memory, not a copy. */
-	if (sys_call(SYS_ftruncate, (int)fd, (off_t)size) == 0)
+	if (sys_call(SYS_ftruncate, (int)fd, (off_t)size) == 0 &&
+	    sys_call(SYS_fcntl, (int)fd, F_ADD_SEALS, LOW_GATE_SEALS) == 0)
 		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
 	saved = errno;
 	if (p != MAP_FAILED && fd_out)
@@ -120,16 +126,21 @@ static uint32_t cap_now(struct low_gate *g)
 	return lease && now_ns() >= lease ? LOW_GATE_UNLIMITED : cap;
 }
 
-/* Take a free slot; one exists, since occupied slots never outnumber the count in flight. */
+/*
+ * Take a free slot. One exists, since occupied slots never outnumber the count in flight,
+ * unless another process wrote garbage into the table: then one pass finds none, and the
+ * call goes without a slot rather than spin.
+ */
 static uint32_t claim_slot(struct low_gate *g, uint64_t id)
 {
-	for (;;)
-		for (uint32_t i = 0; i < LOW_GATE_HOLDERS; i++) {
-			uint64_t free_slot = 0;
+	for (uint32_t i = 0; i < LOW_GATE_HOLDERS; i++) {
+		uint64_t free_slot = 0;
 
-			if (atomic_compare_exchange_strong(&g->holders[i], &free_slot, id))
-				return i + 1;
-		}
+		if (atomic_compare_exchange_strong(&g->holders[i], &free_slot, id))
+			return i + 1;
+	}
+	atomic_fetch_sub(&g->inflight, 1);
+	return 0;
 }
 
 static bool holds_slot(struct low_gate *g, uint64_t id)
@@ -150,11 +161,30 @@ static bool try_admit(struct low_gate *g, uint32_t cap)
 	return false;
 }
 
-uint32_t low_gate_enter_ticking(struct low_gate *g, pid_t pid, pid_t tid, low_gate_tick_fn *tick,
-				void *arg)
+bool low_gate_sane(struct low_gate *g, uint64_t now)
 {
-	uint64_t id = (uint64_t)(uint32_t)pid << 32 | (uint32_t)tid;
-	bool counted = false;
+	uint32_t cap = atomic_load(&g->cap);
+	uint64_t lease = atomic_load(&g->lease_ns);
+
+	return (cap <= LOW_GATE_HOLDERS || cap == LOW_GATE_UNLIMITED) &&
+	       atomic_load(&g->inflight) <= LOW_GATE_HOLDERS &&
+	       (!lease || lease <= now + LOW_GATE_LEASE_MAX_NS);
+}
+
+/* How long the next wait may last: a slice, and never past @until. */
+static uint64_t wait_for(struct low_gate *g, uint64_t now, uint64_t until)
+{
+	uint64_t slice = atomic_load(&g->wait_slice_ns);
+
+	if (!slice)
+		slice = LOW_GATE_WAIT_SLICE_NS; /* 0 would spin */
+	return until - now < slice ? until - now : slice;
+}
+
+uint32_t low_gate_enter_ticking(struct low_gate *g, pid_t pid, pid_t tid, uint64_t max_wait_ns,
+				low_gate_tick_fn *tick, void *arg)
+{
+	uint64_t id = (uint64_t)(uint32_t)pid << 32 | (uint32_t)tid, until = 0;
 	int saved = errno;
 	uint32_t ticket = 0;
 
@@ -162,6 +192,7 @@ uint32_t low_gate_enter_ticking(struct low_gate *g, pid_t pid, pid_t tid, low_ga
 		return 0; /* the common case at full: one load, errno untouched */
 	for (;;) {
 		uint32_t seen = atomic_load(&g->seq), cap = cap_now(g);
+		uint64_t now;
 
 		if (cap == LOW_GATE_UNLIMITED)
 			break;
@@ -172,12 +203,17 @@ uint32_t low_gate_enter_ticking(struct low_gate *g, pid_t pid, pid_t tid, low_ga
 		/* Our own slot: a nested I/O (a signal handler's) must not wait for itself. */
 		if (holds_slot(g, id))
 			break;
-		if (!counted) {
+		now = now_ns();
+		if (!until) {
 			atomic_fetch_add(&g->waits, 1);
-			counted = true;
+			until = now + (max_wait_ns < UINT64_MAX - now ? max_wait_ns : UINT64_MAX - now);
+		}
+		if (now >= until) { /* the bound: never held longer, whatever the cap says */
+			atomic_fetch_add(&g->cut_short, 1);
+			break;
 		}
 		atomic_fetch_add(&g->waiters, 1);
-		if (!futex_wait(&g->seq, seen, atomic_load(&g->wait_slice_ns)))
+		if (!futex_wait(&g->seq, seen, wait_for(g, now, until)))
 			low_gate_reclaim_dead(g);
 		atomic_fetch_sub(&g->waiters, 1);
 		if (tick)
@@ -187,9 +223,9 @@ uint32_t low_gate_enter_ticking(struct low_gate *g, pid_t pid, pid_t tid, low_ga
 	return ticket;
 }
 
-uint32_t low_gate_enter(struct low_gate *g, pid_t pid, pid_t tid)
+uint32_t low_gate_enter(struct low_gate *g, pid_t pid, pid_t tid, uint64_t max_wait_ns)
 {
-	return low_gate_enter_ticking(g, pid, tid, NULL, NULL);
+	return low_gate_enter_ticking(g, pid, tid, max_wait_ns, NULL, NULL);
 }
 
 static void release_slot(struct low_gate *g, uint32_t index)

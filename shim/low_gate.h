@@ -4,14 +4,17 @@
  * controller (its cap: how many low I/Os may be on the device at once, 0 = held). It lives
  * in one shared mapping, inherited by fork, so one cap governs a whole process tree
  * (PostgreSQL's autovacuum workers). Waiting is a futex on that mapping. It cannot wedge:
- * a waiter wakes every wait slice (LOW_GATE_WAIT_SLICE_NS) to take back the slots of holders that died,
- * a cap whose lease ran out (the controller stopped updating it) counts as no cap, and a
- * thread that already holds a slot (a signal handler's I/O inside an I/O) passes through.
- * High-tier threads never call it.
+ * every wait has a bound of the caller's (IOTIER_GATE_WAIT), after which the call goes
+ * without a slot; a waiter wakes every wait slice (LOW_GATE_WAIT_SLICE_NS) to take back the
+ * slots of holders that died; a cap whose lease ran out (the controller stopped updating it)
+ * counts as no cap; and a thread that already holds a slot (a signal handler's I/O inside an
+ * I/O) passes through. The mapping is a sealed memfd: no process can shrink it under the
+ * others (a SIGBUS on their next access). High-tier threads never call it.
  */
 #ifndef IOTIER_LOW_GATE_H
 #define IOTIER_LOW_GATE_H
 
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -20,6 +23,9 @@
 #define LOW_GATE_HOLDERS 64                 /* the largest finite cap */
 #define LOW_GATE_UNLIMITED UINT32_MAX       /* no cap: the gate is a load and a branch */
 #define LOW_GATE_WAIT_SLICE_NS 50000000ull  /* 50 ms between checks for dead holders */
+#define LOW_GATE_LEASE_MAX_NS 60000000000ull /* a lease further ahead than this is garbage */
+/* The seals every shared mapping carries: its size is fixed for good. */
+#define LOW_GATE_SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
 
 struct low_gate {
 	_Atomic uint32_t seq;      /* the futex word: bumped by every release and cap change */
@@ -34,6 +40,7 @@ struct low_gate {
 					   that a wake-up, not the slice, releases a waiter */
 	/* Who holds each slot: pid << 32 | tid, 0 when free. Guarded by CAS, not a lock. */
 	_Atomic uint64_t holders[LOW_GATE_HOLDERS];
+	_Atomic uint64_t cut_short; /* admissions that went at their wait's bound, no slot */
 };
 
 /* A shared anonymous mapping (a memfd, so /proc/PID/maps names it); NULL with errno. */
@@ -43,7 +50,10 @@ void low_gate_destroy(struct low_gate *g);
 /* Make zeroed shared memory at @g a gate with no cap (for a gate inside a larger mapping). */
 void low_gate_init(struct low_gate *g);
 
-/* A zeroed MAP_SHARED memfd mapping of @size bytes named @name; NULL with errno. */
+/*
+ * A zeroed MAP_SHARED memfd mapping of @size bytes named @name, sealed (LOW_GATE_SEALS) so
+ * that nobody can truncate it under its users; NULL with errno.
+ */
 void *shared_map_create(const char *name, size_t size);
 /* The same, keeping its close-on-exec descriptor in *@fd_out (to hand across exec). */
 void *shared_map_create_fd(const char *name, size_t size, int *fd_out);
@@ -52,19 +62,26 @@ void *shared_map_create_fd(const char *name, size_t size, int *fd_out);
 void low_gate_set_cap(struct low_gate *g, uint32_t cap, uint64_t lease_ns);
 
 /*
- * Before a low I/O: wait until it may go. Returns the ticket to hand to low_gate_exit (0 for
- * an admission that holds no slot). @pid and @tid name the caller, to find dead holders.
- * Never fails and keeps errno.
+ * Before a low I/O: wait until it may go, but never longer than @max_wait_ns (CLOCK_MONOTONIC;
+ * past it the call goes without a slot, counted in cut_short). Returns the ticket to hand
+ * to low_gate_exit (0 for an admission that holds no slot). @pid and @tid name the caller,
+ * to find dead holders. Never fails and keeps errno.
  */
-uint32_t low_gate_enter(struct low_gate *g, pid_t pid, pid_t tid);
+uint32_t low_gate_enter(struct low_gate *g, pid_t pid, pid_t tid, uint64_t max_wait_ns);
 
 /*
  * low_gate_enter, calling @tick(@arg) after every wait (a wake-up or a wait slice): a held
  * tier's waiters are the only threads left to run the controller when the reader stops.
  */
 typedef void low_gate_tick_fn(void *arg);
-uint32_t low_gate_enter_ticking(struct low_gate *g, pid_t pid, pid_t tid, low_gate_tick_fn *tick,
-				void *arg);
+uint32_t low_gate_enter_ticking(struct low_gate *g, pid_t pid, pid_t tid, uint64_t max_wait_ns,
+				low_gate_tick_fn *tick, void *arg);
+
+/*
+ * Are the gate's shared fields in their ranges at @now_ns (the cap, the count in flight, the
+ * lease)? Another process of the tree, or root, can write anything there.
+ */
+bool low_gate_sane(struct low_gate *g, uint64_t now_ns);
 
 /* After it: release @ticket and count @bytes done (a failed I/O reports 0). Keeps errno. */
 void low_gate_exit(struct low_gate *g, uint32_t ticket, uint64_t bytes);

@@ -4,16 +4,27 @@
  * a forked child count in the parent's window, whichever process steps sizes the one gate
  * for both, a step happens once per window (a try-lock, never a wait), the low tier's
  * bytes and waits reach the controller, every cap carries its lease, and threads held at
- * the gate step the controller themselves.
+ * the gate step the controller themselves. And no process can wedge the others through it
+ * (issue 25): a stepper killed or stopped in the middle of a step loses it within
+ * STEPPER_LEASE_NS and leaves the seqlock even; the memfd cannot be truncated; an unsealed
+ * handover is refused; a region with garbage in its fields is "no target" with one warning,
+ * and never hangs a low thread.
  */
 #include <check.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "adaptive_region.h"
+#include "adaptive_view.h"
 #include "check_main.h"
 #include "region_fixture.h"
 
@@ -117,7 +128,8 @@ START_TEST(test_one_step_per_window)
 
 	note_reads(SLOW, 300);
 	ck_assert_int_eq(step_at(deadline - 1), 0);
-	atomic_store(&r->stepper, (uint64_t)getpid() << 32 | 12345); /* someone is stepping */
+	/* Someone began stepping at this very millisecond. */
+	atomic_store(&r->stepper, (uint64_t)getpid() << 32 | (uint32_t)(deadline / MS));
 	ck_assert_int_eq(step_at(deadline), 0);
 	atomic_store(&r->stepper, 0);
 	ck_assert_uint_eq(r->ctl.windows, 0);
@@ -128,26 +140,27 @@ START_TEST(test_one_step_per_window)
 }
 END_TEST
 
-/* A stepper that died inside a step: its lock is taken over once its window is long over. */
-START_TEST(test_dead_stepper_taken_over)
+/* The lock word of a step that began at @ns: the pid and the millisecond. */
+static uint64_t stepping_since(uint64_t ns)
+{
+	return (uint64_t)getpid() << 32 | (uint32_t)(ns / MS);
+}
+
+/* A step is a lease: taken over once it is STEPPER_LEASE_NS old, whoever holds it. */
+START_TEST(test_stale_stepper_taken_over)
 {
 	uint64_t deadline = atomic_load(&r->deadline_ns);
-	pid_t child = fork();
-	int status;
 
-	ck_assert_int_ge(child, 0);
-	if (child == 0) {
-		atomic_store(&r->stepper, (uint64_t)getpid() << 32 | (uint32_t)self_tid());
-		_exit(0); /* killed in the middle of a step */
-	}
-	ck_assert_int_eq(waitpid(child, &status, 0), child);
-	ck_assert_int_eq(step_at(deadline), 0); /* maybe just slow: wait */
-	ck_assert_int_eq(step_at(deadline + STEPPER_STALE_NS - 1), 0);
-	ck_assert_int_eq(step_at(deadline + STEPPER_STALE_NS), 1); /* gone: taken over */
+	atomic_store(&r->stepper, stepping_since(deadline)); /* a live holder, and our own pid */
+	ck_assert_int_eq(step_at(deadline), 0);
+	ck_assert_int_eq(step_at(deadline + STEPPER_LEASE_NS - MS), 0); /* maybe just slow */
+	ck_assert_int_eq(step_at(deadline + STEPPER_LEASE_NS), 1);      /* past its lease */
 	ck_assert_uint_eq(atomic_load(&r->stepper), 0);
-	/* A live holder keeps it however late it is. */
-	atomic_store(&r->stepper, (uint64_t)getpid() << 32 | (uint32_t)self_tid());
-	ck_assert_int_eq(step_at(atomic_load(&r->deadline_ns) + 10 * STEPPER_STALE_NS), 0);
+	ck_assert_uint_eq(atomic_load(&r->seq) % 2, 0);
+	/* A taker's clock a little behind the holder's (the coarse clock) is not a stale step. */
+	deadline = atomic_load(&r->deadline_ns);
+	atomic_store(&r->stepper, stepping_since(deadline + 4 * MS));
+	ck_assert_int_eq(step_at(deadline), 0);
 }
 END_TEST
 
@@ -158,7 +171,7 @@ START_TEST(test_low_counters_reach_controller)
 	uint32_t ticket;
 
 	low_gate_set_cap(&r->gate, 0, monotonic_ns() - 1); /* an expired lease: passes */
-	ticket = low_gate_enter(&r->gate, getpid(), self_tid());
+	ticket = low_gate_enter(&r->gate, getpid(), self_tid(), UINT64_MAX);
 	low_gate_exit(&r->gate, ticket, 10u << 20);
 	atomic_fetch_add(&r->splits, 3);
 	note_reads(100000, 300);
@@ -231,13 +244,246 @@ START_TEST(test_held_waiters_step)
 	ck_assert_int_ge(child, 0);
 	if (child == 0) {
 		for (int i = 0; i < 100 && r->ctl.level != ADAPTIVE_LEVEL_FULL; i++)
-			low_gate_exit(&r->gate, adaptive_region_gate_enter(r, getpid(), self_tid()), 0);
+			low_gate_exit(&r->gate, adaptive_region_gate_enter(r, getpid(), self_tid(), UINT64_MAX), 0);
 		_exit(r->ctl.level == ADAPTIVE_LEVEL_FULL ? 0 : 1);
 	}
 	ck_assert_int_eq(wait_child(child), 0);
 	ck_assert_uint_eq(r->ctl.level, ADAPTIVE_LEVEL_FULL);
 	ck_assert_uint_eq(atomic_load(&r->gate.cap), LOW_GATE_UNLIMITED);
 	ck_assert_uint_ge(r->ctl.windows, ADAPTIVE_LEVEL_FULL + r->ctl.p.idle_windows);
+}
+END_TEST
+
+/* Is the controller's view readable (the seqlock even and still)? */
+static bool view_readable(void)
+{
+	struct adaptive_view v;
+
+	return adaptive_view_read(adaptive_view_copy_local, r, &v) == 0;
+}
+
+static void exit_mid_step(void)
+{
+	_exit(0);
+}
+
+/*
+ * Issue 25, case 3: a process killed inside a step left the seqlock odd for good, so that
+ * `iotier threads` and the state file could never read the controller again. Now the
+ * next process to find the window due takes the step over once its lease is out, and
+ * leaves the count even.
+ */
+START_TEST(test_killed_mid_step)
+{
+	uint64_t deadline = atomic_load(&r->deadline_ns);
+	pid_t child;
+
+	note_reads(SLOW, 300);
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		adaptive_region_mid_step = exit_mid_step;
+		adaptive_region_maybe_step(r, deadline, getpid(), self_tid());
+		_exit(1); /* the hook did not run */
+	}
+	ck_assert_int_eq(wait_child(child), 0);
+	ck_assert_uint_eq(atomic_load(&r->seq) % 2, 1); /* died with the count odd */
+	ck_assert(!view_readable());
+	ck_assert_int_eq(step_at(deadline + STEPPER_LEASE_NS - MS), 0); /* within its lease */
+	ck_assert_int_eq(step_at(deadline + STEPPER_LEASE_NS), 1);
+	ck_assert_uint_eq(atomic_load(&r->seq) % 2, 0);
+	ck_assert(view_readable());
+	ck_assert_uint_eq(atomic_load(&r->stepper), 0);
+	ck_assert_int_eq(step_at(atomic_load(&r->deadline_ns)), 1); /* and on it goes */
+	ck_assert(view_readable());
+}
+END_TEST
+
+static void stop_mid_step(void)
+{
+	static int stopped;
+
+	if (!stopped++)
+		raise(SIGSTOP);
+}
+
+/*
+ * Issue 25, case 4: a stepper stopped (SIGSTOP, a debugger) in the middle of a step froze
+ * the windows until the cap's lease ran out and the low tier went free for the whole tree.
+ * Now another process takes the step over within STEPPER_LEASE_NS and keeps holding; when
+ * the stopped one resumes, it finds its step taken, and neither publishes its cap, nor
+ * frees its taker's lock, nor touches the seqlock.
+ */
+START_TEST(test_stopped_mid_step)
+{
+	uint64_t deadline = atomic_load(&r->deadline_ns), now = deadline + STEPPER_LEASE_NS;
+	uint32_t seq;
+	pid_t child;
+	int status;
+
+	note_reads(SLOW, 300);
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		adaptive_region_mid_step = stop_mid_step;
+		_exit(adaptive_region_maybe_step(r, deadline, getpid(), self_tid()) ? 1 : 0);
+	}
+	ck_assert_int_eq(waitpid(child, &status, WUNTRACED), child);
+	ck_assert(WIFSTOPPED(status));
+	ck_assert_int_eq(step_at(now), 1); /* taken over */
+	for (int i = 0; i < 2 * ADAPTIVE_LEVEL_FULL && r->ctl.cap; i++) {
+		note_reads(SLOW, 300);
+		now = atomic_load(&r->deadline_ns);
+		ck_assert_int_eq(step_at(now), 1);
+	}
+	ck_assert_uint_eq(r->ctl.level, 0); /* the tree kept adapting: held */
+	ck_assert_uint_eq(atomic_load(&r->gate.cap), 0);
+	ck_assert_uint_eq(atomic_load(&r->gate.lease_ns), now + ADAPTIVE_LEASE_NS);
+	/* The stopped stepper resumes while another holds the lock. */
+	seq = atomic_load(&r->seq);
+	atomic_store(&r->stepper, stepping_since(now));
+	ck_assert_int_eq(kill(child, SIGCONT), 0);
+	ck_assert_int_eq(wait_child(child), 0); /* it did not count a step of its own */
+	ck_assert_uint_eq(atomic_load(&r->stepper), stepping_since(now));
+	ck_assert_uint_eq(atomic_load(&r->seq), seq);
+	ck_assert_uint_eq(atomic_load(&r->gate.cap), 0);
+	ck_assert_uint_eq(atomic_load(&r->gate.lease_ns), now + ADAPTIVE_LEASE_NS);
+	ck_assert(view_readable());
+}
+END_TEST
+
+static struct adaptive_region *region_with_fd(int *fd)
+{
+	struct adaptive_params p;
+	struct adaptive_target t;
+	char err[128];
+
+	adaptive_params_default(&p);
+	ck_assert_int_eq(adaptive_target_parse("read.p99<=1ms", &t, err, sizeof(err)), 0);
+	return adaptive_region_create_fd(&p, &t, t0, fd);
+}
+
+/*
+ * Issue 25, case 5: any process of the tree could truncate the region's memfd through
+ * /proc/PID/fd, and every process died of SIGBUS at its next access. It is sealed now.
+ */
+START_TEST(test_truncate_refused)
+{
+	struct adaptive_region *own;
+	char path[64];
+	int fd, other;
+
+	own = region_with_fd(&fd);
+	ck_assert_ptr_nonnull(own);
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", getpid(), fd);
+	other = open(path, O_RDWR);
+	ck_assert_int_ge(other, 0);
+	ck_assert_int_eq(ftruncate(other, 0), -1);
+	ck_assert_int_eq(errno, EPERM);
+	ck_assert_int_eq(ftruncate(other, 2 * sizeof(*own)), -1);
+	ck_assert_int_eq(fcntl(other, F_ADD_SEALS, F_SEAL_WRITE), -1); /* and for good */
+	/* Still mapped whole: a low I/O and a step touch it end to end. */
+	low_gate_set_cap(&own->gate, 1, 0);
+	low_gate_exit(&own->gate, low_gate_enter(&own->gate, getpid(), self_tid(), UINT64_MAX), 1);
+	ck_assert_int_eq(adaptive_region_maybe_step(own, atomic_load(&own->deadline_ns), getpid(),
+						    self_tid()), 1);
+	ck_assert_uint_eq(atomic_load(&own->seq) % 2, 0);
+	close(other);
+	close(fd);
+	adaptive_region_destroy(own);
+}
+END_TEST
+
+/* A region handed across exec must be sealed; an unsealed copy of a good one is refused. */
+START_TEST(test_unsealed_handover_refused)
+{
+	int fd = memfd_create(ADAPTIVE_REGION_NAME, MFD_CLOEXEC), sealed;
+	struct adaptive_region *own, *adopted;
+	const char *why = NULL;
+	bool ours;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, r, sizeof(*r), 0), (ssize_t)sizeof(*r));
+	ck_assert_ptr_null(adaptive_region_adopt(fd, &why, &ours));
+	ck_assert(ours);
+	ck_assert_ptr_nonnull(why);
+	ck_assert_msg(strstr(why, "sealed"), "%s", why);
+	close(fd);
+	own = region_with_fd(&sealed);
+	ck_assert_ptr_nonnull(own);
+	adopted = adaptive_region_adopt(sealed, &why, &ours);
+	ck_assert_ptr_nonnull(adopted);
+	adaptive_region_destroy(adopted);
+	adaptive_region_destroy(own);
+	close(sealed);
+}
+END_TEST
+
+#define GARBLE_BOUND (20 * MS)
+#define GARBLE_CALLS 20
+
+/* Random bytes over [@from, @to) of the region, from the seed. */
+static void garble(size_t from, size_t to, unsigned seed)
+{
+	srandom(seed);
+	for (size_t i = from; i < to; i++)
+		((unsigned char *)r)[i] = (unsigned char)random();
+}
+
+/*
+ * The child's run on a garbled region: GARBLE_CALLS low I/Os through the gate and steps.
+ * Exit 0 when they all came through, within their bounds, the region was found bad and
+ * the warning said once (stderr goes to a file to count it).
+ */
+static void garbled_child(unsigned seed)
+{
+	FILE *err = tmpfile();
+	uint64_t start = monotonic_ns();
+	char line[512];
+	int lines = 0;
+
+	if (!err || dup2(fileno(err), 2) < 0)
+		_exit(3);
+	if (seed % 2) { /* the whole region after its header */
+		garble(offsetof(struct adaptive_region, gate), sizeof(*r), seed);
+	} else {        /* only the controller, and its window due, so that a step reads it */
+		garble(offsetof(struct adaptive_region, ctl),
+		       offsetof(struct adaptive_region, debt), seed);
+		atomic_store(&r->deadline_ns, 0);
+		atomic_store(&r->stepper, 0);
+		low_gate_set_cap(&r->gate, 0, 0);
+	}
+	for (int i = 0; i < GARBLE_CALLS; i++) {
+		uint32_t ticket = adaptive_region_gate_enter(r, getpid(), self_tid(), GARBLE_BOUND);
+
+		low_gate_exit(&r->gate, ticket, 4096);
+		adaptive_region_maybe_step(r, monotonic_ns(), getpid(), self_tid());
+	}
+	if (monotonic_ns() - start > GARBLE_CALLS * GARBLE_BOUND + 2000 * MS)
+		_exit(4);
+	rewind(err);
+	while (fgets(line, sizeof(line), err))
+		lines++;
+	_exit(!adaptive_region_bad(r) ? 5 : lines != 1 ? 6 : 0);
+}
+
+/*
+ * Issue 25, case 7: a region with a valid header and random fields left low threads waiting
+ * in low_gate_enter_ticking for ever. Now every field is checked before use: such a region
+ * is no target, with one warning, and every call comes through. Eight seeds; the odd ones
+ * garble the whole region (the gate first of all), the even ones only the controller.
+ */
+START_TEST(test_garbled_region)
+{
+	for (unsigned seed = 1; seed <= 8; seed++) {
+		pid_t child = fork();
+
+		ck_assert_int_ge(child, 0);
+		if (child == 0)
+			garbled_child(seed);
+		ck_assert_msg(wait_child(child) == 0, "seed %u: the garbled region's run failed",
+			      seed);
+	}
 }
 END_TEST
 
@@ -252,9 +498,14 @@ int main(void)
 	tcase_add_test(tc, test_shared_across_fork);
 	tcase_add_test(tc, test_one_step_per_window);
 	tcase_add_test(tc, test_low_counters_reach_controller);
-	tcase_add_test(tc, test_dead_stepper_taken_over);
+	tcase_add_test(tc, test_stale_stepper_taken_over);
 	tcase_add_test(tc, test_slots_summed_per_window);
 	tcase_add_test(tc, test_held_waiters_step);
+	tcase_add_test(tc, test_killed_mid_step);
+	tcase_add_test(tc, test_stopped_mid_step);
+	tcase_add_test(tc, test_truncate_refused);
+	tcase_add_test(tc, test_unsealed_handover_refused);
+	tcase_add_test(tc, test_garbled_region);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }

@@ -53,6 +53,7 @@ static struct adaptive_region *fake_region(void)
 	ck_assert_ptr_nonnull(r);
 	r->creator_pid = 4242;
 	r->ctl.windows = 7;
+	r->ctl.target.permille = 990; /* in range, or no snapshot is kept */
 	return r;
 }
 
@@ -165,6 +166,15 @@ START_TEST(test_step_bumps_sequence)
 	ck_assert_uint_eq(v.level, ADAPTIVE_LEVEL_FULL);
 	ck_assert_uint_eq(v.level_full, ADAPTIVE_LEVEL_FULL);
 	ck_assert_uint_eq(v.cap, ADAPTIVE_UNLIMITED);
+	/* A level or a phase no controller writes: a garbled region, shown as nothing. */
+	r->ctl.level = ADAPTIVE_LEVEL_FULL + 1;
+	ck_assert_int_eq(adaptive_view_read(adaptive_view_copy_local, r, &v), -ERANGE);
+	r->ctl.level = 0;
+	r->ctl.phase = (enum adaptive_phase)7;
+	ck_assert_int_eq(adaptive_view_read(adaptive_view_copy_local, r, &v), -ERANGE);
+	r->ctl.phase = PHASE_PROBE_MEASURE;
+	ck_assert_int_eq(adaptive_view_read(adaptive_view_copy_local, r, &v), 0);
+	ck_assert_uint_eq(v.probing, 1);
 	adaptive_region_destroy(r);
 }
 END_TEST

@@ -4,7 +4,8 @@
  * exceeded by racing threads, a forked child blocks while the low tier is held and goes
  * once the cap opens (woken, not by the wait slice running out), a dead holder's slot is taken back (and a live one's is not), an
  * expired lease lifts the cap, and a thread's nested I/O does not wait for itself. Every
- * wait is on a state (a counter, a pipe byte), never on a sleep's length.
+ * wait is on a state (a counter, a pipe byte), never on a sleep's length, except in the
+ * one test of the wait's own bound (a call held at most that long, then let through).
  */
 #include <check.h>
 #include <errno.h>
@@ -43,7 +44,7 @@ static pid_t self_tid(void)
 
 static uint32_t enter_self(void)
 {
-	return low_gate_enter(g, getpid(), self_tid());
+	return low_gate_enter(g, getpid(), self_tid(), UINT64_MAX);
 }
 
 /* Wait for @cond, polling; fail the test after GENEROUS_MS. */
@@ -123,7 +124,7 @@ START_TEST(test_fork_child_held_then_released)
 	child = fork();
 	ck_assert_int_ge(child, 0);
 	if (child == 0) {
-		uint32_t ticket = low_gate_enter(g, getpid(), self_tid());
+		uint32_t ticket = low_gate_enter(g, getpid(), self_tid(), UINT64_MAX);
 
 		if (write(to_parent[1], "e", 1) != 1)
 			_exit(3);
@@ -160,7 +161,7 @@ START_TEST(test_dead_holder_reclaimed)
 	if (child == 0) {
 		char c;
 
-		low_gate_enter(g, getpid(), self_tid());
+		low_gate_enter(g, getpid(), self_tid(), UINT64_MAX);
 		if (write(to_parent[1], "h", 1) != 1 || read(to_child[0], &c, 1) != 1)
 			_exit(3);
 		_exit(0); /* dies holding its slot */
@@ -268,6 +269,97 @@ START_TEST(test_cap_holds_across_processes)
 }
 END_TEST
 
+#define BOUND_NS 20000000ull     /* the default IOTIER_GATE_WAIT */
+#define SLACK_NS 250000000ull     /* scheduling on a loaded machine */
+#define LIFT_AFTER_NS 3000000000ull /* lifts the cap if the bound does not let the call go */
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static _Atomic bool lifter_done;
+static _Atomic pid_t lifter_tid;
+
+/* Opens the gate LIFT_AFTER_NS from now, unless told it is over: no test hangs. */
+static void *lifter(void *arg)
+{
+	uint64_t until = monotonic_ns() + LIFT_AFTER_NS;
+
+	(void)arg;
+	atomic_store(&lifter_tid, self_tid());
+	while (!atomic_load(&lifter_done) && monotonic_ns() < until)
+		usleep(1000);
+	low_gate_set_cap(g, LOW_GATE_UNLIMITED, 0);
+	return NULL;
+}
+
+/* One call's wait at a gate that would hold it for ever: how long, and its ticket. */
+static uint64_t timed_enter(uint32_t *ticket)
+{
+	uint64_t start = monotonic_ns();
+
+	*ticket = low_gate_enter(g, getpid(), self_tid(), BOUND_NS);
+	return monotonic_ns() - start;
+}
+
+/*
+ * Issue 25, case 8: single low calls were held for up to 12 s. A call never waits longer
+ * than its bound, held (cap 0 for ever) or with every slot taken, and no wait slice is
+ * needed to end it: it then goes without a slot.
+ */
+START_TEST(test_wait_bounded)
+{
+	uint32_t ticket, held_slot;
+	pthread_t t;
+	uint64_t waited;
+
+	atomic_store(&g->wait_slice_ns, 3600 * 1000000000ull);
+	low_gate_set_cap(g, 0, 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, lifter, NULL), 0);
+	waited = timed_enter(&ticket);
+	ck_assert_msg(waited >= BOUND_NS && waited < BOUND_NS + SLACK_NS,
+		      "a held call waited %llu ms, its bound is %llu ms",
+		      (unsigned long long)(waited / 1000000), (unsigned long long)(BOUND_NS / 1000000));
+	ck_assert_uint_eq(ticket, 0);
+	ck_assert_uint_eq(atomic_load(&g->inflight), 0);
+	/* Every slot taken (by a live thread that keeps it) rather than held. */
+	low_gate_set_cap(g, 1, 0);
+	while (!atomic_load(&lifter_tid))
+		usleep(1000);
+	held_slot = low_gate_enter(g, getpid(), atomic_load(&lifter_tid), 0);
+	ck_assert_uint_ne(held_slot, 0);
+	waited = timed_enter(&ticket);
+	ck_assert_msg(waited < BOUND_NS + SLACK_NS, "a call waited %llu ms for a slot",
+		      (unsigned long long)(waited / 1000000));
+	ck_assert_uint_eq(ticket, 0);
+	ck_assert_uint_eq(atomic_load(&g->inflight), 1); /* only the holder's */
+	low_gate_exit(g, held_slot, 0);
+	atomic_store(&lifter_done, true);
+	pthread_join(t, NULL);
+}
+END_TEST
+
+/*
+ * A slot table that garbage filled (another process wrote the mapping) while the count in
+ * flight admits the call: it goes without a slot, and gives its count back, rather than
+ * search the table for ever.
+ */
+START_TEST(test_full_slot_table_no_spin)
+{
+	uint64_t live = (uint64_t)(uint32_t)getpid() << 32 | (uint32_t)getpid();
+
+	for (int i = 0; i < LOW_GATE_HOLDERS; i++)
+		atomic_store(&g->holders[i], live); /* the main thread: alive */
+	low_gate_set_cap(g, 1, 0);
+	ck_assert_uint_eq(low_gate_enter(g, getpid(), self_tid(), BOUND_NS), 0);
+	ck_assert_uint_eq(atomic_load(&g->inflight), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("low-gate");
@@ -282,6 +374,8 @@ int main(void)
 	tcase_add_test(tc, test_dead_holder_reclaimed);
 	tcase_add_test(tc, test_cap_holds_under_races);
 	tcase_add_test(tc, test_cap_holds_across_processes);
+	tcase_add_test(tc, test_wait_bounded);
+	tcase_add_test(tc, test_full_slot_table_no_spin);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }
