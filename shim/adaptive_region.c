@@ -11,10 +11,12 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "log.h"
+#include "sys.h"
 
 void (*adaptive_region_mid_step)(void);
 
@@ -112,6 +114,7 @@ struct adaptive_region *adaptive_region_adopt(int fd, const char **why, bool *ou
 {
 	struct adaptive_region *r;
 	struct stat st;
+	long seals;
 
 	*ours = false;
 	if (fd < 0 || fstat(fd, &st) != 0) {
@@ -127,7 +130,9 @@ struct adaptive_region *adaptive_region_adopt(int fd, const char **why, bool *ou
 		*why = "a region of another build of iotier (its size differs)";
 		return NULL;
 	}
-	if ((fcntl(fd, F_GET_SEALS) & LOW_GATE_SEALS) != LOW_GATE_SEALS) {
+	/* raw: fcntl is the shim's own wrapper (wrap_fd.c), a layer above this one */
+	seals = sys_call(SYS_fcntl, fd, F_GET_SEALS);
+	if (seals < 0 || (seals & LOW_GATE_SEALS) != LOW_GATE_SEALS) {
 		*why = "its memfd is not sealed against resizing (any process could truncate it)";
 		return NULL;
 	}
