@@ -19,18 +19,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "blkdev.h"
-#include "check_report.h"
-#include "check_trace.h"
 #include "cli/cli.h"
 #include "commands.h"
 #include "config.h"
-#include "expect.h"
 #include "launch/launch.h"
-#include "stalls_report.h"
-#include "stalls_session.h"
-#include "text_escape.h"
-#include "tier_classify.h"
+#include "trace/check/trace_check.h"
+#include "trace/common/trace_common.h"
+#include "trace/expect/trace_expect.h"
+#include "trace/stalls/trace_stalls.h"
 
 static const char check_help[] =
 	"usage: iotier check [OPTIONS] [--expect EXPR]... [--] CMD [ARGS...]\n"

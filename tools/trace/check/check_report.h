@@ -13,9 +13,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "expect.h"
 #include "iotrack.h"
-#include "lat_session.h" /* struct lat_coverage */
+#include "trace/expect/expect.h"
+#include "trace/lat/lat_coverage.h"
 
 #define CHECK_CLASSES 4 /* IOPRIO_CLASS_NONE, RT, BE, IDLE */
 

@@ -24,9 +24,9 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "bpf_print.h"
 #include "iolat.skel.h"
-#include "kernel_probe.h"
+#include "trace/common/bpf_print.h"
+#include "trace/common/kernel_probe.h"
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38

@@ -12,12 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_text.h"
-#include "lat_session.h" /* lat_percentile, lat_sum */
-#include "lat_report.h" /* the coverage lines, as `lat` prints them */
-#include "text_escape.h"
 #include "rules.h"       /* ioprio_class_names */
-#include "stalls_report.h"
+#include "trace/common/json_text.h"
+#include "trace/common/text_escape.h"
+#include "trace/lat/lat_coverage_report.h" /* the coverage lines, as `lat` prints them */
+#include "trace/lat/lat_snapshot.h" /* lat_percentile, lat_sum */
+#include "trace/stalls/stalls_report.h"
 
 
 struct check_report *check_report_new(void)

@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_text.h"
-#include "lat_session.h" /* lat_percentile, lat_sum */
 #include "rules.h"       /* ioprio_class_name */
-#include "text_escape.h"
-#include "tier_classify.h"
+#include "trace/common/json_text.h"
+#include "trace/common/text_escape.h"
+#include "trace/expect/tier_classify.h"
+#include "trace/lat/lat_snapshot.h" /* lat_percentile, lat_sum */
 
 static const char *proc_cmdline(uint32_t tgid, char *buf, size_t len, void *ctx)
 {
@@ -60,13 +60,6 @@ int stalls_report_build(struct stalls_report *r, struct stalls_snapshot *snap, d
 		r->dirtied[t] += d->bytes;
 	}
 	return 0;
-}
-
-void stalls_snapshot_free(struct stalls_snapshot *snap)
-{
-	free(snap->rows);
-	free(snap->dirtiers);
-	memset(snap, 0, sizeof(*snap));
 }
 
 void stalls_report_free(struct stalls_report *r)
