@@ -100,7 +100,4 @@ int check_report_write_json(const struct check_report *r, const struct check_met
 /* Read a report written by check_report_write_json; returns NULL with @err set. */
 struct check_report *check_report_read_json(const char *path, char *err, size_t errlen);
 
-/* "idle", "be:4", "rt:0", "none": the class (and level where it counts) of @ioprio. */
-const char *check_ioprio_name(uint16_t ioprio, char *buf, size_t len);
-
 #endif
