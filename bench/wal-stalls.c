@@ -38,8 +38,8 @@
 #include <unistd.h>
 
 #include "bench_common.h"
-#include "stalls_session.h"
 #include "sysctl_guard.h"
+#include "trace/stalls/stalls_session.h"
 
 #define APPENDS_PER_SYNC 8
 #define BULK_SPAN_MIB 512

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "expect.h"
+#include "trace/expect/expect.h"
 
 #define INPUT_MAX 4096
 

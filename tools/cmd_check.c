@@ -19,18 +19,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "blkdev.h"
-#include "check_report.h"
-#include "check_trace.h"
 #include "cli/cli.h"
 #include "commands.h"
 #include "config.h"
-#include "expect.h"
+#include "ioprio.h"
 #include "launch/launch.h"
-#include "stalls_report.h"
-#include "stalls_session.h"
-#include "text_escape.h"
-#include "tier_classify.h"
+#include "trace/check/trace_check.h"
+#include "trace/common/trace_common.h"
+#include "trace/expect/trace_expect.h"
+#include "trace/stalls/trace_stalls.h"
 
 static const char check_help[] =
 	"usage: iotier check [OPTIONS] [--expect EXPR]... [--] CMD [ARGS...]\n"
@@ -116,12 +113,13 @@ struct check_tracers {
 
 static bool ioprio_is(uint16_t got, int want)
 {
-	unsigned want_class = ((unsigned)want >> 13) & 7;
+	unsigned want_class = ioprio_class_of((unsigned)want);
 
-	if (((got >> 13) & 7) != want_class)
+	if (ioprio_class_of(got) != want_class)
 		return false;
 	/* Levels mean nothing for idle. */
-	return want_class == 3 || (got & 7) == ((unsigned)want & 7);
+	return want_class == IOPRIO_CLASS_IDLE ||
+	       ioprio_level_of(got) == ioprio_level_of((unsigned)want);
 }
 
 static enum expect_tier classify(const struct iotrack_key *key, const char *cmdline, bool *leak,
@@ -142,7 +140,8 @@ static enum expect_tier classify(const struct iotrack_key *key, const char *cmdl
 		break;
 	case TIER_HIGH:
 		/* "keep" promises nothing but not being demoted: idle is the only leak then. */
-		*leak = cfg->high_ioprio == IOPRIO_KEEP ? ((key->ioprio >> 13) & 7) == 3 :
+		*leak = cfg->high_ioprio == IOPRIO_KEEP ?
+			ioprio_class_of(key->ioprio) == IOPRIO_CLASS_IDLE :
 			!ioprio_is(key->ioprio, cfg->high_ioprio);
 		break;
 	default:

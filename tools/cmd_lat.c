@@ -14,12 +14,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "blkdev.h"
 #include "cli/cli.h"
 #include "commands.h"
 #include "exporter/expo.h"
-#include "lat_report.h"
-#include "lat_session.h"
+#include "trace/common/trace_common.h"
+#include "trace/lat/trace_lat.h"
 
 static const char lat_help[] =
 	"usage: iotier lat [-d DEV]... [--pid PID] [--cgroup PATH] [--op read,write,...]\n"

@@ -14,12 +14,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "blkdev.h"
 #include "cli/cli.h"
 #include "commands.h"
 #include "launch/launch.h"
-#include "stalls_report.h"
-#include "stalls_session.h"
+#include "trace/common/trace_common.h"
+#include "trace/stalls/trace_stalls.h"
 
 static const char stalls_help[] =
 	"usage: iotier stalls [--pid PID [--children]] [-d DEV]... [--duration S]\n"

@@ -9,7 +9,7 @@
 #include "cli/cli.h"
 #include "commands.h"
 #include "iotier-config.h"
-#include "text_escape.h"
+#include "trace/common/text_escape.h"
 
 static const struct command *const commands[] = {
 	&command_run,

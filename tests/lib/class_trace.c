@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lat_session.h"
+#include "trace/lat/lat_session.h"
 
 int class_trace_open(struct class_trace *t, unsigned major, unsigned minor, uint32_t op_mask,
 		     int filter_tgid, char *err, size_t errlen)

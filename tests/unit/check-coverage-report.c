@@ -14,8 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lat_report.h"
 #include "check_main.h"
+#include "trace/lat/lat_coverage_report.h"
+#include "trace/lat/lat_report.h"
 
 #define LOOP7 (7u << 20 | 7)
 

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "expect.h"
 #include "check_main.h"
+#include "trace/expect/expect.h"
 
 static struct expect e;
 static char err[EXPECT_ERROR_MAX];

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_text.h"
 #include "check_main.h"
+#include "trace/common/json_text.h"
 
 static const char *get(json_t *o, const char *key)
 {

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lat_report.h"
 #include "check_main.h"
+#include "trace/lat/lat_report.h"
 
 static struct iolat_lat lat;
 

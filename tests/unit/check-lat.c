@@ -8,8 +8,8 @@
 #include <check.h>
 #include <stdlib.h>
 
-#include "lat_session.h"
 #include "check_main.h"
+#include "trace/lat/lat_session.h"
 
 static struct iolat_lat lat;
 static __u64 values[20000];

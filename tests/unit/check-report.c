@@ -12,9 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check_report.h"
-#include "lat_session.h"
 #include "check_main.h"
+#include "trace/check/check_report.h"
+#include "trace/lat/lat_session.h"
 
 #define IOPRIO(cls, lvl) ((uint16_t)((cls) << 13 | (lvl)))
 

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stalls_report.h"
 #include "check_main.h"
+#include "trace/stalls/stalls_report.h"
 
 static struct stalls_report r;
 

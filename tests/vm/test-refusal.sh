@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # Description: clear refusal on a kernel that lacks what a feature needs, shown on this one
-# by hiding tracepoints from iotier's BTF probe (IOTIER_TEST_HIDE_BTF, tools/trace/kernel_probe.h).
+# by hiding tracepoints from iotier's BTF probe (IOTIER_TEST_HIDE_BTF, tools/trace/common/kernel_probe.h).
 # Each refusal is one line on stderr naming what is missing and the kernel that has it,
 # exit status 1, nothing on stdout, and no command started:
 #   - lat --pid and --children with neither block_io_start nor block_getrq (no exact

@@ -7,7 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "text_escape.h"
+#include "trace/common/text_escape.h"
 
 /* "iotier NAME: message", the message escaped whole: it quotes values from outside, and one
  * of them could end the line early or send escape sequences to the terminal. */

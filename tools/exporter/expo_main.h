@@ -7,8 +7,7 @@
 #define IOTIER_EXPO_MAIN_H
 
 #include "expo_options.h"
-#include "lat_report.h"
-#include "lat_session.h"
+#include "trace/lat/trace_lat.h"
 
 #define EXPO_DEFAULT_INTERVAL 15.0
 

@@ -12,11 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blkdev.h"
 #include "expo_adaptive.h"
 #include "expo_collect.h"
 #include "expo_state.h"
 #include "iotier-config.h"
+#include "trace/common/trace_common.h"
 
 /* Family metadata; a counter's OpenMetrics family name has no _total, its samples do. */
 static void family(FILE *out, bool om, const char *name, const char *type, const char *help)

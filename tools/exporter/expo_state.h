@@ -15,8 +15,7 @@
 #include <sys/types.h>
 
 #include "adaptive_view.h"
-#include "lat_report.h"
-#include "lat_session.h"
+#include "trace/lat/trace_lat.h"
 
 /* When a series first appeared: OpenMetrics' _created. */
 struct expo_created {

@@ -9,8 +9,8 @@
 #include <jansson.h>
 
 #include "adaptive.h"
-#include "json_text.h"
 #include "rules.h"
+#include "trace/common/json_text.h"
 
 #define THREADS_JSON_SCHEMA "iotier.threads/1"
 

@@ -12,8 +12,8 @@
 
 #include "cgroup_tier.h"
 #include "rules.h"
-#include "text_escape.h"
 #include "threads_adaptive.h"
+#include "trace/common/text_escape.h"
 
 /*
  * An iotier-low cgroup without a weight: the kernel offers no weight file there (blkio v1

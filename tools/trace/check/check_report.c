@@ -12,12 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_text.h"
-#include "lat_session.h" /* lat_percentile, lat_sum */
-#include "lat_report.h" /* the coverage lines, as `lat` prints them */
-#include "text_escape.h"
+#include "ioprio.h"
 #include "rules.h"       /* ioprio_class_names */
-#include "stalls_report.h"
+#include "trace/common/ioprio_text.h"
+#include "trace/common/json_text.h"
+#include "trace/common/text_escape.h"
+#include "trace/lat/lat_coverage_report.h" /* the coverage lines, as `lat` prints them */
+#include "trace/lat/lat_snapshot.h" /* lat_percentile, lat_sum */
+#include "trace/stalls/stalls_report.h"
 
 
 struct check_report *check_report_new(void)
@@ -31,15 +33,6 @@ void check_report_free(struct check_report *r)
 		return;
 	free(r->rows);
 	free(r);
-}
-
-const char *check_ioprio_name(uint16_t ioprio, char *buf, size_t len)
-{
-	if (!ioprio_class_name((ioprio >> 13) & 7)) {
-		snprintf(buf, len, "?");
-		return buf;
-	}
-	return ioprio_format(ioprio, buf, len);
 }
 
 
@@ -70,7 +63,7 @@ static unsigned op_of(const struct iotrack_key *k)
 int check_report_add(struct check_report *r, enum expect_tier tier, const struct iotrack_key *k,
 		     const struct iotrack_stats *st, bool leak)
 {
-	unsigned cls = (k->ioprio >> 13) & 7, op = op_of(k);
+	unsigned cls = ioprio_class_of(k->ioprio), op = op_of(k);
 	int cause = cause_of(k);
 	struct check_cell *c;
 	struct check_row *row;
@@ -81,7 +74,7 @@ int check_report_add(struct check_report *r, enum expect_tier tier, const struct
 	c->count += st->count;
 	c->bytes += st->bytes;
 	if (st->count)
-		c->level_mask |= 1u << (k->ioprio & 7);
+		c->level_mask |= 1u << ioprio_level_of(k->ioprio);
 	lat_sum(&c->lat, &st->lat);
 	if (leak) {
 		r->leaks[tier][op][cause].count += st->count;
@@ -308,7 +301,7 @@ static void print_rows(const struct check_report *r, struct check_row *rows, FIL
 		text_escape(pcomm, sizeof(pcomm), w->tgid ? w->pcomm : "-");
 		fprintf(out, "  %-13s %7u %7u %-16s %-16s %-9s %-6s %-6s %8llu %10s%s\n",
 			expect_tier_name(w->tier), w->tgid, w->tid, comm, pcomm, expect_cause_name(w->cause),
-			expect_op_name(w->op), check_ioprio_name(w->ioprio, b2, sizeof(b2)),
+			expect_op_name(w->op), ioprio_text(w->ioprio, b2, sizeof(b2)),
 			(unsigned long long)w->count, b1, w->leak ? "  LEAK" : "");
 	}
 	if (r->n_rows > ROWS_PRINTED)
@@ -448,7 +441,7 @@ static json_t *row_json(const struct check_row *w)
 	    json_object_set_new(o, "cause", json_string(expect_cause_name(w->cause))) ||
 	    json_object_set_new(o, "op", json_string(expect_op_name(w->op))) ||
 	    json_object_set_new(o, "class",
-				json_string(check_ioprio_name(w->ioprio, cls, sizeof(cls)))) ||
+				json_string(ioprio_text(w->ioprio, cls, sizeof(cls)))) ||
 	    json_object_set_new(o, "leak", json_boolean(w->leak)) ||
 	    json_object_set_new(o, "count", json_integer((json_int_t)w->count)) ||
 	    json_object_set_new(o, "bytes", json_integer((json_int_t)w->bytes))) {

@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * lat_coverage_report.c: the coverage part of `iotier lat`'s reports (lat_report.h): the
+ * lat_coverage_report.c: the coverage part of `iotier lat`'s reports (lat_coverage_report.h): the
  * tracer's completions against the kernel's diskstats, per device, as a one-line warning in
  * text, a "diskstats" array in JSON (docs/lat-json.md) and gauges in Prometheus. A report
  * filtered by submitter carries its device's coverage too, as how many of its requests may
  * be missing at most.
  */
-#include "lat_report.h"
+#include "lat_coverage_report.h"
 
-#include "blkdev.h"
-#include "json_text.h"
-#include "text_escape.h"
+#include "trace/common/blkdev.h"
+#include "trace/common/json_text.h"
+#include "trace/common/text_escape.h"
 
 /* A device worth reporting: either side counted something it is compared on. */
 static bool active(const struct lat_coverage *c)

@@ -13,9 +13,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "expect.h"
 #include "iotrack.h"
-#include "lat_session.h" /* struct lat_coverage */
+#include "trace/expect/expect.h"
+#include "trace/lat/lat_coverage.h"
 
 #define CHECK_CLASSES 4 /* IOPRIO_CLASS_NONE, RT, BE, IDLE */
 
@@ -99,8 +99,5 @@ int check_report_write_json(const struct check_report *r, const struct check_met
 
 /* Read a report written by check_report_write_json; returns NULL with @err set. */
 struct check_report *check_report_read_json(const char *path, char *err, size_t errlen);
-
-/* "idle", "be:4", "rt:0", "none": the class (and level where it counts) of @ioprio. */
-const char *check_ioprio_name(uint16_t ioprio, char *buf, size_t len);
 
 #endif

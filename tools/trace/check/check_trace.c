@@ -14,14 +14,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bpf_print.h"
-#include "diskstats.h"
 #include "iotitle.h"
 #include "iotitle.skel.h"
 #include "iotrack.skel.h"
-#include "kernel_probe.h"
-#include "lat_session.h"
 #include "title.h"
+#include "trace/common/bpf_print.h"
+#include "trace/common/diskstats.h"
+#include "trace/common/kernel_probe.h"
+#include "trace/lat/lat_session.h"
 
 struct proc {
 	uint32_t tgid, ppid;

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
  * lat_coverage.c: how many of a device's completions the latency tracer saw, against the
- * kernel's own diskstats (diskstats.h). The tracer's counts are exact by design, and this is
+ * kernel's own diskstats (lat_coverage.h). The tracer's counts are exact by design, and this is
  * what lets a report vouch for that, or say when it does not hold. BPF-free, like
  * lat_snapshot.c, so that renderers and unit tests need no tracer.
  */
-#include "lat_session.h"
+#include "lat_coverage.h"
+
+#include "lat_snapshot.h"
 
 /* The diskstats column an iolat op is counted in, or -1 for what is not compared. */
 static int diskstats_op_of(__u32 op)

@@ -24,9 +24,10 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "bpf_print.h"
 #include "iolat.skel.h"
-#include "kernel_probe.h"
+#include "ioprio.h"
+#include "trace/common/bpf_print.h"
+#include "trace/common/kernel_probe.h"
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38
@@ -474,7 +475,7 @@ int lat_session_inflight_by_class(struct lat_session *s, __u64 count[IOLAT_NR_CL
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, &v))
 			continue;   /* completed since: no longer in flight */
-		c = (v.ioprio >> 13) & (IOLAT_NR_CLASSES - 1);
+		c = ioprio_class_of(v.ioprio) & (IOLAT_NR_CLASSES - 1);
 		count[c]++;
 		if (!oldest_ns[c] || v.t.start_ns < oldest_ns[c])
 			oldest_ns[c] = v.t.start_ns;

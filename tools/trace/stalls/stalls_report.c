@@ -10,11 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_text.h"
-#include "lat_session.h" /* lat_percentile, lat_sum */
+#include "ioprio.h"
 #include "rules.h"       /* ioprio_class_name */
-#include "text_escape.h"
-#include "tier_classify.h"
+#include "trace/common/ioprio_text.h"
+#include "trace/common/json_text.h"
+#include "trace/common/text_escape.h"
+#include "trace/expect/tier_classify.h"
+#include "trace/lat/lat_snapshot.h" /* lat_percentile, lat_sum */
 
 static const char *proc_cmdline(uint32_t tgid, char *buf, size_t len, void *ctx)
 {
@@ -62,31 +64,11 @@ int stalls_report_build(struct stalls_report *r, struct stalls_snapshot *snap, d
 	return 0;
 }
 
-void stalls_snapshot_free(struct stalls_snapshot *snap)
-{
-	free(snap->rows);
-	free(snap->dirtiers);
-	memset(snap, 0, sizeof(*snap));
-}
-
 void stalls_report_free(struct stalls_report *r)
 {
 	stalls_snapshot_free(&r->snap);
 	free(r->tiers);
 	memset(r, 0, sizeof(*r));
-}
-
-/* The class a row's thread had: its name, and "be:4" style with a level where one means
- * something. */
-static void class_text(uint16_t ioprio, char *buf, size_t len)
-{
-	unsigned cls = (ioprio >> 13) & 7;
-	const char *name = ioprio_class_name(cls);
-
-	if (cls == 1 || cls == 2)
-		snprintf(buf, len, "%s:%u", name ? name : "?", ioprio & 7);
-	else
-		snprintf(buf, len, "%s", name ? name : "?");
 }
 
 static void fmt(enum expect_dim dim, double v, char *buf, size_t len)
@@ -121,7 +103,7 @@ static void print_row(const struct stalls_report *r, size_t i, FILE *out)
 	char thread[80], cls[16], total[24], p50[24], p99[24], max[24];
 
 	text_escape(thread, sizeof(thread), row->thread);
-	class_text(row->ioprio, cls, sizeof(cls));
+	ioprio_text(row->ioprio, cls, sizeof(cls));
 	fmt(DIM_TIME, (double)row->lat.sum_ns, total, sizeof(total));
 	fmt(DIM_TIME, (double)lat_percentile(&row->lat, 50), p50, sizeof(p50));
 	fmt(DIM_TIME, (double)lat_percentile(&row->lat, 99), p99, sizeof(p99));
@@ -186,12 +168,11 @@ static json_t *dirtied_json(const struct stalls_report *r)
 static json_t *row_json(const struct stalls_report *r, size_t i)
 {
 	const struct stalls_row *row = &r->snap.rows[i];
-	unsigned cls = (row->ioprio >> 13) & 7;
-	const char *cls_name = ioprio_class_name(cls);
+	const char *cls_name = ioprio_class_name(ioprio_class_of(row->ioprio));
 	json_t *o = json_pack("{s:I, s:I, s:s, s:s, s:i, s:s, s:I, s:I, s:I, s:I, s:I}",
 			      "pid", (json_int_t)row->tgid, "tid", (json_int_t)row->tid,
 			      "tier", expect_tier_name(r->tiers[i]),
-			      "class", cls_name ? cls_name : "?", "level", (int)(row->ioprio & 7),
+			      "class", cls_name ? cls_name : "?", "level", (int)ioprio_level_of(row->ioprio),
 			      "cause", expect_stall_cause_name(row->cause),
 			      "count", (json_int_t)row->lat.count,
 			      "total_ns", (json_int_t)row->lat.sum_ns,
@@ -279,7 +260,7 @@ void stalls_report_print_prom(const struct stalls_report *r, FILE *out)
 			metrics[m][1], metrics[m][0]);
 		for (size_t i = 0; i < r->snap.n_rows; i++) {
 			const struct stalls_row *row = &r->snap.rows[i];
-			const char *cls = ioprio_class_name((row->ioprio >> 13) & 7);
+			const char *cls = ioprio_class_name(ioprio_class_of(row->ioprio));
 			char thread[80];
 			double v = m == 0 ? (double)row->lat.count :
 				   m == 1 ? (double)row->lat.sum_ns / 1e9 :

@@ -18,10 +18,10 @@
 #include <string.h>
 #include <sys/syscall.h>
 
-#include "bpf_print.h"
-#include "kernel_probe.h"
-#include "lat_session.h" /* lat_preflight */
 #include "stalls.skel.h"
+#include "trace/common/bpf_print.h"
+#include "trace/common/kernel_probe.h"
+#include "trace/lat/lat_session.h" /* lat_preflight */
 
 struct stalls_session {
 	struct stalls *skel;

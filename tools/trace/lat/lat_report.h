@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lat_report.h: renderers of a latency snapshot (lat_session.h) as text for people,
+ * lat_report.h: renderers of a latency snapshot (lat_snapshot.h) as text for people,
  * JSON for programs (schema in docs/lat-json.md) and Prometheus text exposition for
  * node_exporter's textfile collector. They only print; they never touch BPF.
  */
@@ -8,10 +8,9 @@
 #define IOTIER_LAT_REPORT_H
 
 #include <stdbool.h>
-#include <jansson.h>
 #include <stdio.h>
 
-#include "lat_session.h"
+#include "lat_snapshot.h"
 
 #define LAT_JSON_SCHEMA "iotier.lat/1"
 
@@ -39,16 +38,5 @@ bool lat_prom_le(__u32 b, double *le);
 void lat_prom_labels(FILE *out, const struct lat_row *row, const char *dev);
 /* A complete exposition; pass a cumulative snapshot, Prometheus counters never go down. */
 void lat_report_prom(FILE *out, const struct lat_snapshot *snap, const struct lat_report_opts *o);
-
-/* Coverage against diskstats (lat_coverage_report.c), shared by `lat` and `check`: a warning
- * line per device whose counts differ; the "diskstats" value of a JSON report (null without
- * coverage, NULL when out of memory); the Prometheus gauges. With @filtered (a --pid,
- * --children or --cgroup report) each also says how many of the report's requests may be
- * missing at most, counting @missed_runs (program runs the kernel skipped). */
-void lat_coverage_text(FILE *out, const struct lat_coverage *cov, size_t n, bool filtered,
-		       __u64 missed_runs);
-json_t *lat_coverage_json(bool has_coverage, const struct lat_coverage *cov, size_t n,
-			  bool filtered, __u64 missed_runs);
-void lat_coverage_prom(FILE *out, const struct lat_snapshot *snap);
 
 #endif

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * lat_snapshot.c: the BPF-free half of lat_session.h: latency snapshots (rows, merging,
- * sorting), percentiles from the log-linear buckets of bpf/hist.h, and the names and parsers
+ * lat_snapshot.c: the BPF-free half of the latency tracer (lat_snapshot.h): latency
+ * snapshots (rows, merging, sorting), percentiles from the log-linear buckets of bpf/hist.h, and the names and parsers
  * of operations and classes. Kept apart from lat_session.c so that unit tests and
  * renderers need neither libbpf nor a loaded tracer.
  */
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lat_session.h"
+#include "lat_snapshot.h"
 #include "rules.h"
 
 void lat_sum(struct iolat_lat *dst, const struct iolat_lat *src)

@@ -7,9 +7,10 @@
  */
 #include "lat_report.h"
 
-#include "blkdev.h"
-#include "json_text.h"
-#include "text_escape.h"
+#include "lat_coverage_report.h"
+#include "trace/common/blkdev.h"
+#include "trace/common/json_text.h"
+#include "trace/common/text_escape.h"
 
 #include <errno.h>
 #include <jansson.h>

@@ -13,8 +13,8 @@
 #include <stdio.h>
 
 #include "config.h"
-#include "expect.h"
-#include "stalls_session.h"
+#include "stalls_snapshot.h"
+#include "trace/expect/expect.h"
 
 #define STALLS_SCHEMA "iotier.stalls/1" /* the JSON's "schema": bump on a breaking change */
 
