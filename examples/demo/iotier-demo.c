@@ -55,6 +55,8 @@ static const char usage_text[] =
 	"                       does from outside, done from inside, to check the rig\n"
 	"  -d, --device PATH    use this block device instead of a loop device (DESTROYS DATA\n"
 	"                       in its first GiB)\n"
+	"  -k, --think-us N     the foreground pauses N us after each read (default 0: back to\n"
+	"                       back), as a service between requests; the disk then has gaps\n"
 	"  -w, --warmup N       seconds before measuring (default 1); the adaptive tier needs\n"
 	"                       a few to measure its baseline (run-demo gives it 6)\n"
 	"  -c, --cdf FILE       write the foreground's latency CDF to FILE: lines of\n"
@@ -72,6 +74,7 @@ static const struct option options[] = {
 	{ "bg-idle", no_argument, NULL, 'I' },
 	{ "device", required_argument, NULL, 'd' },
 	{ "warmup", required_argument, NULL, 'w' },
+	{ "think-us", required_argument, NULL, 'k' },
 	{ "cdf", required_argument, NULL, 'c' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -79,6 +82,7 @@ static const struct option options[] = {
 };
 
 static const char *device_path;
+static long think_us;
 static int bg_idle;
 static atomic_int stop;
 static atomic_int measuring;
@@ -144,6 +148,11 @@ static void *foreground(void *arg)
 			lat_cap = cap;
 		}
 		lat_us[lat_count++] = (float)((t1 - t0) * 1e6);
+		if (think_us) {
+			struct timespec ts = { think_us / 1000000, think_us % 1000000 * 1000 };
+
+			nanosleep(&ts, NULL);
+		}
 	}
 out:
 	if (fd >= 0)
@@ -321,7 +330,7 @@ static int parse_args(int argc, char **argv, struct demo_args *a)
 	int opt;
 	char *end;
 
-	while ((opt = getopt_long(argc, argv, "t:w:c:Fd:qh", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "t:w:k:c:Fd:qh", options, NULL)) != -1) {
 		switch (opt) {
 		case 't':
 		case 'w': {
@@ -337,6 +346,15 @@ static int parse_args(int argc, char **argv, struct demo_args *a)
 			*(opt == 't' ? &a->seconds : &a->warmup) = (int)v;
 			break;
 		}
+		case 'k':
+			errno = 0;
+			think_us = strtol(optarg, &end, 10);
+			if (errno || *end || think_us < 0 || think_us > 1000000) {
+				fprintf(stderr, "iotier-demo: bad --think-us '%s' (0..1000000)\n",
+					optarg);
+				return 2;
+			}
+			break;
 		case 'c':
 			a->cdf = optarg;
 			break;
