@@ -65,8 +65,8 @@ rig_has_sched() {
 	"$here/refdisk" has-sched "$rig_dev" "$1"
 }
 
-# rig_depth_note: how the driver depth was known, for the log ("4 (checked through
-# debugfs)", "4 (checked by the in-flight peak: no block debugfs)", "? (not checked)").
+# rig_depth_note: the depths and how the driver's was known (debugfs, the in-flight peak
+# on a kernel without block debugfs, or not at all), one line for the log.
 rig_depth_note() {
 	local d s how
 	read -r d s how <"$work/depths"
