@@ -3,6 +3,7 @@
 # cdf.gp: one variant's foreground read-latency CDF for docs/BENCHMARKS.md, called by
 # bench/report.py as
 #   gnuplot -e "out='x.svg'; heading='...'; files='a.dat b.dat'; labels='a b'; refs=N" cdf.gp
+# and by examples/demo/run-demo, which also sets xlab (the x axis's label).
 # Each .dat file has two columns: latency bound in µs and the fraction of reads at or under
 # it. The y axis is stretched towards the tail (-log10 of the fraction above), because the
 # tail is what the variants differ in; a plain 0..1 axis would show them all as one line.
@@ -14,7 +15,8 @@ set title heading
 set logscale x 10
 set xrange [20:1000000]
 set format x "%.0s%c"
-set xlabel "read latency (µs, log scale), db_bench's histogram"
+if (!exists("xlab")) xlab = "read latency (µs, log scale), db_bench's histogram"
+set xlabel xlab
 set ylabel "percentile of reads"
 set yrange [0:4]
 set ytics ("0" 0, "50" 0.30103, "90" 1, "99" 2, "99.9" 3, "99.99" 4)

@@ -481,14 +481,26 @@ def figures(work):
 def rig_text(meta):
     """The rig paragraph: which disk, and the queue trick that makes priority matter."""
     depths = meta.get("depths", "4 ?").split()
+    how = depths[2] if len(depths) > 2 else ""
+    # how the driver depth was known: debugfs, the in-flight peak (a kernel without block
+    # debugfs), or not at all (said, not hidden)
+    checked = {"debugfs": f"driver depth read back from debugfs: {depths[0]}",
+               "inflight": f"driver depth {depths[0]}, the peak of `/sys/block/DEV/inflight` under "
+                           "16 concurrent reads (this kernel has no block debugfs)",
+               "unchecked": "driver depth not checked: no block debugfs, and the in-flight "
+                            "probe could not fill the queue"}.get(
+        how, f"driver depth read back: {depths[0]}")
+    bfq = ("" if meta.get("have_bfq", 1) else
+           " This kernel has no bfq: the bfq variants are n/a.")
     where = meta["backing"] if meta.get("disk") else "a file on the host's disk (" + meta["backing"] + ")"
     return ("**Rig.** " + where[0].upper() + where[1:] + ". A disk as it comes accepts 128 "
             "requests at once, so nothing ever waits in its scheduler and no I/O priority can "
             "change anything; `nr_requests` is set to 4 while the scheduler is `none` (the only "
             "time it sets the driver's tag depth), then the scheduler is switched to "
             "`mq-deadline` (or `bfq` for the bfq variants), which keeps the 4 driver tags and "
-            f"queues the rest where priority is honoured (driver depth read back: {depths[0]}; "
-            f"the scheduler's own depth: {depths[-1]}). ext4 on top, mounted noatime."
+            f"queues the rest where priority is honoured ({checked}; "
+            f"the scheduler's own depth: {depths[1] if len(depths) > 1 else '?'}). ext4 on top, "
+            "mounted noatime." + bfq
             + (" The reference disk's speed is the model's, not the host's: its accuracy in this "
                "run is under *Reference disk* below." if meta.get("disk") == "ref" else
                " This disk's speed is the host's: ratios from it do not carry to another machine."))

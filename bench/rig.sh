@@ -15,7 +15,11 @@
 #   rig_up DISK SIZE    build it; sets rig_dev (e.g. loop3), rig_desc (one line for the
 #                       report), rig_bw (the disk's bandwidth in bytes/s, 0 when unknown)
 #   rig_bdi_defaults    the device's writeback limits back to the kernel's defaults
-#   set_scheduler S     switch the scheduler, keeping the driver depth
+#   set_scheduler S     switch the scheduler, keeping the driver depth (checked through
+#                       debugfs, or by the in-flight peak where the kernel has no block
+#                       debugfs; a depth it cannot check is logged, not fatal)
+#   rig_has_sched S     can the disk take scheduler S (no bfq on some kernels)
+#   rig_depth_note      one line: the depths and how the driver's was checked
 #   rig_trim MNT        give freed blocks back (the reference disk's memory)
 #   rig_down            undo rig_up; idempotent, for the EXIT trap
 
@@ -41,9 +45,36 @@ rig_check() {
 }
 
 set_scheduler() {
-	local depths
-	depths=$("$here/refdisk" sched "$rig_dev" "$1") || { log "rig: cannot set scheduler $1 on $rig_dev"; return 1; }
+	local depths rc=0
+	depths=$("$here/refdisk" sched "$rig_dev" "$1") || rc=$?
+	case $rc in
+	0) ;;
+	3) log "rig: $rig_dev: this kernel has no scheduler $1"; return 1 ;;
+	*) log "rig: cannot set scheduler $1 on $rig_dev (refdisk sched: exit $rc, its reason above)"; return 1 ;;
+	esac
+	# said once per run, not at every switch: the check is the same each time
+	if [[ $depths == *unchecked ]] && [ ! -f "$work/depths" ]; then
+		log "rig: $rig_dev: driver depth NOT checked (no block debugfs, and the in-flight probe (fio) could not fill the queue); set to 4 under none, as nr_requests read back"
+	fi
 	echo "$depths" >"$work/depths"
+}
+
+# rig_has_sched S: can the rig's disk take scheduler S (bfq: a module, loaded on demand;
+# absent from kernels built without it)?
+rig_has_sched() {
+	"$here/refdisk" has-sched "$rig_dev" "$1"
+}
+
+# rig_depth_note: the depths and how the driver's was known (debugfs, the in-flight peak
+# on a kernel without block debugfs, or not at all), one line for the log.
+rig_depth_note() {
+	local d s how
+	read -r d s how <"$work/depths"
+	case $how in
+	debugfs) echo "driver depth $d (read from debugfs), scheduler depth $s" ;;
+	inflight) echo "driver depth $d (no block debugfs: the peak of /sys/block/$rig_dev/inflight under 16 concurrent reads), scheduler depth $s" ;;
+	*) echo "driver depth not checked (set to 4 under none), scheduler depth $s" ;;
+	esac
 }
 
 rig_up() {
@@ -98,8 +129,13 @@ rig_down() {
 		# back to the device's full tag depth (as allocated) and its own scheduler
 		if [ -n "$rig_old_sched" ]; then
 			local q=/sys/block/$rig_dev/queue
-			echo none >"$q/scheduler" 2>/dev/null &&
-				cat "/sys/block/$rig_dev/mq/0/nr_tags" >"$q/nr_requests" 2>/dev/null
+			# Leaving the scheduler resets nr_requests to nr_tags without growing the
+			# driver's tags back, and writing the value it reads is a no-op: one less first.
+			local n
+			n=$(cat "/sys/block/$rig_dev/mq/0/nr_tags" 2>/dev/null) &&
+				echo none >"$q/scheduler" 2>/dev/null &&
+				echo $((n - 1)) >"$q/nr_requests" 2>/dev/null &&
+				echo "$n" >"$q/nr_requests" 2>/dev/null
 			echo "$rig_old_sched" >"$q/scheduler" 2>/dev/null || true
 		fi ;;
 	esac

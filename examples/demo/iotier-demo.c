@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <linux/ioprio.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -54,6 +55,12 @@ static const char usage_text[] =
 	"                       does from outside, done from inside, to check the rig\n"
 	"  -d, --device PATH    use this block device instead of a loop device (DESTROYS DATA\n"
 	"                       in its first GiB)\n"
+	"  -k, --think-us N     the foreground pauses N us after each read (default 0: back to\n"
+	"                       back), as a service between requests; the disk then has gaps\n"
+	"  -w, --warmup N       seconds before measuring (default 1); the adaptive tier needs\n"
+	"                       a few to measure its baseline (run-demo gives it 6)\n"
+	"  -c, --cdf FILE       write the foreground's latency CDF to FILE: lines of\n"
+	"                       \"MICROSECONDS FRACTION\" (bench/cdf.gp's input)\n"
 	"  -q, --quiet          print only the RESULT line\n"
 	"\n"
 	"examples:\n"
@@ -66,12 +73,16 @@ static const struct option options[] = {
 	{ "fg-only", no_argument, NULL, 'F' },
 	{ "bg-idle", no_argument, NULL, 'I' },
 	{ "device", required_argument, NULL, 'd' },
+	{ "warmup", required_argument, NULL, 'w' },
+	{ "think-us", required_argument, NULL, 'k' },
+	{ "cdf", required_argument, NULL, 'c' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 
 static const char *device_path;
+static long think_us;
 static int bg_idle;
 static atomic_int stop;
 static atomic_int measuring;
@@ -137,6 +148,11 @@ static void *foreground(void *arg)
 			lat_cap = cap;
 		}
 		lat_us[lat_count++] = (float)((t1 - t0) * 1e6);
+		if (think_us) {
+			struct timespec ts = { think_us / 1000000, think_us % 1000000 * 1000 };
+
+			nanosleep(&ts, NULL);
+		}
 	}
 out:
 	if (fd >= 0)
@@ -279,27 +295,71 @@ static int make_device(struct loopdev *dev, int quiet)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/*
+ * The CDF for bench/cdf.gp: points spaced evenly on its tail axis (-log10 of the fraction
+ * above), so the tail gets as many points as the body: 400 points from the median's side
+ * down to the last read. lat_us must be sorted.
+ */
+static int write_cdf(const char *path)
 {
-	struct loopdev dev = { .index = -1 };
-	pthread_t fg, bg;
-	int seconds = 10, fg_only = 0, quiet = 0, opt, status = 1;
-	char bg_class[16], bg_mbps[32] = "-";
-	double t0, elapsed;
+	FILE *f = fopen(path, "w");
+	double span;
+
+	if (!f)
+		return -errno;
+	span = lat_count > 1 ? log10((double)lat_count) : 0;
+	for (int j = 0; j <= 400 && lat_count; j++) {
+		double frac = 1.0 - pow(10.0, -span * j / 400.0);
+		size_t i = (size_t)(frac * (double)(lat_count - 1) + 0.5);
+
+		fprintf(f, "%.1f %.6f\n", lat_us[i], (double)(i + 1) / (double)lat_count);
+	}
+	if (fclose(f))
+		return -errno;
+	return 0;
+}
+
+struct demo_args {
+	int seconds, warmup, fg_only, quiet;
+	const char *cdf;
+};
+
+/* 0, or the exit status: 2 for bad usage, 1 (after printing the help) for --help. */
+static int parse_args(int argc, char **argv, struct demo_args *a)
+{
+	int opt;
 	char *end;
 
-	while ((opt = getopt_long(argc, argv, "t:Fd:qh", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "t:w:k:c:Fd:qh", options, NULL)) != -1) {
 		switch (opt) {
 		case 't':
+		case 'w': {
+			long v;
+
 			errno = 0;
-			seconds = (int)strtol(optarg, &end, 10);
-			if (errno || *end || seconds < 1 || seconds > 3600) {
-				fprintf(stderr, "iotier-demo: bad --seconds '%s' (1..3600)\n", optarg);
+			v = strtol(optarg, &end, 10);
+			if (errno || *end || v < (opt == 't') || v > 3600) {
+				fprintf(stderr, "iotier-demo: bad --%s '%s' (%d..3600)\n",
+					opt == 't' ? "seconds" : "warmup", optarg, opt == 't');
+				return 2;
+			}
+			*(opt == 't' ? &a->seconds : &a->warmup) = (int)v;
+			break;
+		}
+		case 'k':
+			errno = 0;
+			think_us = strtol(optarg, &end, 10);
+			if (errno || *end || think_us < 0 || think_us > 1000000) {
+				fprintf(stderr, "iotier-demo: bad --think-us '%s' (0..1000000)\n",
+					optarg);
 				return 2;
 			}
 			break;
+		case 'c':
+			a->cdf = optarg;
+			break;
 		case 'F':
-			fg_only = 1;
+			a->fg_only = 1;
 			break;
 		case 'I':
 			bg_idle = 1;
@@ -308,11 +368,11 @@ int main(int argc, char **argv)
 			device_path = optarg;
 			break;
 		case 'q':
-			quiet = 1;
+			a->quiet = 1;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
-			return 0;
+			return 1;
 		default:
 			fputs(usage_text, stderr);
 			return 2;
@@ -322,17 +382,39 @@ int main(int argc, char **argv)
 		fprintf(stderr, "iotier-demo: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
+	return 0;
+}
+
+/* Sleep for s seconds in 100 ms steps, so that a signal ends it at once. */
+static void nap(int s)
+{
+	for (int i = 0; i < s * 10 && !atomic_load(&stop); i++)
+		usleep(100 * 1000);
+}
+
+int main(int argc, char **argv)
+{
+	struct loopdev dev = { .index = -1 };
+	struct demo_args a = { .seconds = 10, .warmup = 1 };
+	pthread_t fg, bg;
+	int status = 1, ret;
+	char bg_class[16], bg_mbps[32] = "-";
+	double t0, elapsed;
+
+	ret = parse_args(argc, argv, &a);
+	if (ret)
+		return ret == 1 ? 0 : ret;
 
 	/* Ctrl-C stops the threads; the loop device goes away with the process either way. */
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	if (!device_path) {
-		if (make_device(&dev, quiet) < 0)
+		if (make_device(&dev, a.quiet) < 0)
 			return 1;
 		device_path = dev.path;
-		if ((opt = prefill(device_path)) < 0) {
+		if ((ret = prefill(device_path)) < 0) {
 			fprintf(stderr, "iotier-demo: cannot fill %s: %s\n", device_path,
-				strerror(-opt));
+				strerror(-ret));
 			goto cleanup;
 		}
 	}
@@ -341,23 +423,22 @@ int main(int argc, char **argv)
 		perror("iotier-demo: pthread_create");
 		goto cleanup;
 	}
-	if (!fg_only && pthread_create(&bg, NULL, compactor, NULL)) {
+	if (!a.fg_only && pthread_create(&bg, NULL, compactor, NULL)) {
 		perror("iotier-demo: pthread_create");
 		atomic_store(&stop, 1);
 		pthread_join(fg, NULL);
 		goto cleanup;
 	}
-	/* A 1 s warm-up lets the compactor get going and the queue fill before we count. */
-	for (int i = 0; i < 10 && !atomic_load(&stop); i++)
-		usleep(100 * 1000);
+	/* The warm-up lets the compactor get going and the queue fill before we count. */
+	nap(a.warmup);
 	atomic_store(&measuring, 1);
+	atomic_store(&bg_bytes, 0);
 	t0 = now_s();
-	for (int i = 0; i < seconds * 10 && !atomic_load(&stop); i++)
-		usleep(100 * 1000);
+	nap(a.seconds);
 	elapsed = now_s() - t0;
 	atomic_store(&stop, 1);
 	pthread_join(fg, NULL);
-	if (!fg_only)
+	if (!a.fg_only)
 		pthread_join(bg, NULL);
 
 	if (fg_error || bg_error) {
@@ -366,17 +447,21 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	qsort(lat_us, lat_count, sizeof(*lat_us), cmp_float);
-	format_class(fg_only ? -1 : atomic_load(&bg_ioprio), bg_class, sizeof(bg_class));
-	if (!fg_only)
+	format_class(a.fg_only ? -1 : atomic_load(&bg_ioprio), bg_class, sizeof(bg_class));
+	if (!a.fg_only)
 		snprintf(bg_mbps, sizeof(bg_mbps), "%.0f", (double)bg_bytes / 1e6 / elapsed);
-	if (!quiet) {
+	if (!a.quiet) {
 		printf("foreground: %zu reads in %.1f s, P50 %.0f us, P99 %.0f us\n", lat_count,
 		       elapsed, percentile(50), percentile(99));
-		if (!fg_only)
+		if (!a.fg_only)
 			printf("compactor:  %s MB/s, I/O class %s\n", bg_mbps, bg_class);
 	}
 	printf("RESULT fg_reads=%zu fg_p50_us=%.0f fg_p99_us=%.0f bg_mbps=%s bg_class=%s\n",
 	       lat_count, percentile(50), percentile(99), bg_mbps, bg_class);
+	if (a.cdf && (ret = write_cdf(a.cdf)) < 0) {
+		fprintf(stderr, "iotier-demo: cannot write %s: %s\n", a.cdf, strerror(-ret));
+		goto cleanup;
+	}
 	status = 0;
 cleanup:
 	loopdev_destroy(&dev);

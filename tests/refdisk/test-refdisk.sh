@@ -1,7 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Description: the reference disk (bench/refdisk) end to end. It comes up with its driver
-# depth at 4 under mq-deadline; data written through the loop device reads back the same;
+# depth at 4 under mq-deadline, checked (through debugfs, or by the in-flight peak on a
+# kernel without block debugfs, where a full-depth device is told apart), and `refdisk
+# sched` switches again without debugfs; bfq, where the kernel lacks it, is refused with
+# exit 3 and the scheduler kept; data written through the loop device reads back the same;
 # the model is applied (40 QD1 reads at 5 ms of model latency each cannot take less than
 # 200 ms, a lower bound only, and the daemon counted them); and it is torn down with no
 # mount, loop device, daemon or state left behind, after a normal run, after the command
@@ -54,9 +57,33 @@ assert_gone() {
   s=$REFDISK_STATE dev=$(cat "$s/dev") mnt=$(cat "$s/mnt")
   printf "%s\n%s\n%s\n" "$dev" "$mnt" "$(cat "$s/pid")" >"$1"
   grep -q "\[mq-deadline\]" "/sys/block/$dev/queue/scheduler" || { echo "FAIL: scheduler"; exit 1; }
-  read -r d sd <"$s/depths"
+  read -r d sd how <"$s/depths"
   [ "$sd" -gt 4 ] || { echo "FAIL: scheduler depth $sd: nothing left to reorder"; exit 1; }
-  [ "$d" = 4 ] || [ "$d" = "?" ] || { echo "FAIL: driver depth $d, not 4"; exit 1; }
+  # Checked, through debugfs or (a kernel without block debugfs) the in-flight peak.
+  [ "$d" = 4 ] || { echo "FAIL: driver depth $d ($how), not a checked 4"; exit 1; }
+  # A switch later on (bench/run switches before every run) must work without debugfs too:
+  # it used to end with set -e on the debugfs read, which bench/run took for "cannot set".
+  out=$("$0" sched "$dev" mq-deadline) || { echo "FAIL: refdisk sched exited $? ($out)"; exit 1; }
+  case $out in "4 "*" debugfs" | "4 "*" inflight") ;; *) echo "FAIL: refdisk sched said \"$out\""; exit 1 ;; esac
+  # The check can fail: a second loop device on the same file, at its full depth. A loop
+  # device is reused with the tags its last user left (nr_requests under none may read
+  # 128 over 4 tags, and writing what it reads changes nothing): one less first.
+  extra=$(losetup --find --show --direct-io=on "$mnt/disk")
+  eq=/sys/block/${extra#/dev/}/queue n=$(cat "/sys/block/${extra#/dev/}/mq/0/nr_tags")
+  echo none >"$eq/scheduler" && echo $((n - 1)) >"$eq/nr_requests" && echo "$n" >"$eq/nr_requests"
+  full=$("$0" depth "${extra#/dev/}")
+  losetup -d "$extra"
+  case $full in 4\ * | \?*) echo "FAIL: a full-depth device checked as \"$full\""; exit 1 ;; esac
+  # A kernel without bfq: bfq is refused with exit 3 and the disk keeps its scheduler.
+  if "$0" has-sched "$dev" bfq; then
+    "$0" sched "$dev" bfq >/dev/null || { echo "FAIL: refdisk sched bfq failed with bfq present"; exit 1; }
+    "$0" sched "$dev" mq-deadline >/dev/null
+  else
+    rc=0
+    "$0" sched "$dev" bfq >/dev/null 2>&1 || rc=$?
+    [ "$rc" = 3 ] || { echo "FAIL: refdisk sched bfq without bfq exited $rc, not 3"; exit 1; }
+  fi
+  grep -q "\[mq-deadline\]" "/sys/block/$dev/queue/scheduler" || { echo "FAIL: scheduler lost"; exit 1; }
   # a pattern that differs in every 4 KiB block, written and read back with O_DIRECT
   seq 1 300000 >"$2/pattern"
   head -c 1048576 "$2/pattern" >"$2/want"
@@ -72,7 +99,7 @@ assert_gone() {
   ms=$(((t1 - t0) / 1000000))
   [ "$ms" -ge 200 ] || { echo "FAIL: 40 reads at 5 ms took $ms ms: the model is not applied"; exit 1; }
   echo "ok: data read back; 40 reads took $ms ms (model floor 200 ms)"
-' refdisk-check "$seen" "$root" || test_fail "the run on the disk failed"
+' "$refdisk" "$seen" "$root" || test_fail "the run on the disk failed"
 assert_gone "after a normal run"
 
 # 2. The command fails: its status comes back, the disk goes.

@@ -4,10 +4,12 @@
 # pending compaction bytes from a stats dump's level table, compaction while the bursty
 # reader is off, the frontier's hull over static settings only, issue 12's goals met and
 # missed with their numbers, and --compare flagging a figure more than 25% apart between
-# two runs and a changed ranking.
+# two runs and a changed ranking; a kernel without bfq or block debugfs: n/a rows and the
+# rig paragraph saying how the driver depth was checked.
 # Usage: test-report.py BENCH_DIR
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -245,6 +247,26 @@ class Report(unittest.TestCase):
             svg = os.path.join(root, "svg", "rocksdb-sustained-adaptive~bursty.svg")
             self.assertTrue(os.path.exists(svg), os.listdir(os.path.join(root, "svg")))
             self.assertIn("bursty reader", open(svg).read())
+
+    def test_kernel_without_bfq_or_block_debugfs(self):
+        """A run on a kernel without bfq and block debugfs: its bfq variant is an n/a row
+        (bench/run writes runs/ID.na/why and runs nothing), the other rows are there, and
+        the rig paragraph says how the driver depth was checked and that bfq is missing."""
+        work = make_work(self.root, "nobfq")
+        shutil.rmtree(os.path.join(work, "runs", "bfq-be7.1"))
+        os.makedirs(os.path.join(work, "runs", "bfq-be7.na"))
+        write(os.path.join(work, "runs", "bfq-be7.na", "why"), "n/a: no bfq in this kernel\n")
+        meta = json.load(open(os.path.join(work, "meta.json")))
+        meta.update(depths="4 256 inflight", have_bfq=0)
+        write(os.path.join(work, "meta.json"), json.dumps(meta))
+        out = report(work)
+        self.assertIn("n/a: no bfq in this kernel", out)
+        self.assertIn("/sys/block/DEV/inflight", line(out, "**Rig.**"))
+        self.assertIn("This kernel has no bfq", line(out, "**Rig.**"))
+        self.assertIn("scheduler's own depth: 256", line(out, "**Rig.**"))
+        self.assertNotIn("inflight)", line(out, "**Rig.**"))
+        # the other variants still have their rows
+        self.assertIn("| iotier adaptive", out)
 
     def test_compare_wants_two_sustained_runs(self):
         w1 = make_work(self.root, "one")
