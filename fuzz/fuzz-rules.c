@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rules.h"
+#include "core/rules.h"
 
 #define INPUT_MAX 8192
 

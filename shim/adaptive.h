@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "adaptive_target.h"
+#include "core/adaptive_target.h"
 #include "hist.h"
 
 #define ADAPTIVE_UNLIMITED UINT32_MAX /* cap or chunk: no limit at all */

@@ -22,7 +22,7 @@
 #include "real.h"
 #include "split_io.h"
 #include "state_file.h"
-#include "sys.h"
+#include "core/sys.h"
 
 
 static uint64_t clock_ns(clockid_t clock)

@@ -5,7 +5,7 @@
 #include "adaptive_low.h"
 
 #include "adaptive_region.h"
-#include "sys.h"
+#include "core/sys.h"
 
 struct adaptive_region *adaptive_on;
 

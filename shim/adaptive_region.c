@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "core/log.h"
 
 void (*adaptive_region_mid_step)(void);
 

@@ -17,8 +17,8 @@
 #include <sys/stat.h>
 
 #include "adaptive_region.h"
-#include "log.h"
-#include "sys.h"
+#include "core/log.h"
+#include "core/sys.h"
 
 #define SHIM_NAME "libiotier"
 

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "adaptive_target.h"
+#include "core/adaptive_target.h"
 
 /* Every number a uint64_t, so one table (below) names them for the state file's lines. */
 struct adaptive_view {

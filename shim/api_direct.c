@@ -8,9 +8,9 @@
 #include <pthread.h>
 
 #include "api_direct.h"
-#include "config.h"
+#include "core/config.h"
 #include "iotier.h"
-#include "sys.h"
+#include "core/sys.h"
 
 static __thread int saved_ioprio = -1;
 static __thread int current_tier = IOTIER_DEFAULT;

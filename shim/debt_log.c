@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
-#include "sys.h"
+#include "core/sys.h"
 
 void debt_log_note(struct debt_log *d, int fd)
 {

@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 
-#include "sys.h"
+#include "core/sys.h"
 
 /* Add @reset to what a child runs first, in the order given; at init only. */
 SHIM_HIDDEN void fork_on_child(void (*reset)(void));

@@ -11,7 +11,7 @@
 
 #include "adaptive_hook.h"
 #include "adaptive_tree.h"
-#include "cgroup_tier.h"
+#include "core/cgroup_tier.h"
 #include "fork.h"
 #include "low_paths.h"
 #include "real.h"

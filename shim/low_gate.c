@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sys.h"
+#include "core/sys.h"
 
 #define GATE_NAME "iotier-gate"
 

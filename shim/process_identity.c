@@ -14,9 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cgroup_tier.h"
+#include "core/cgroup_tier.h"
 #include "shim.h"
-#include "title.h"
+#include "core/title.h"
 
 static struct {
 	pid_t pid;

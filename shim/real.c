@@ -12,7 +12,7 @@
 #include <stdarg.h>
 #include <unistd.h>
 
-#include "sys.h"
+#include "core/sys.h"
 
 struct real_functions real;
 

@@ -14,16 +14,12 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "config.h"
-#include "log.h"
-#include "sys.h"
+#include "core/compiler.h"
+#include "core/config.h"
+#include "core/log.h"
+#include "core/sys.h"
 #include "state_table.h"
 
-#define likely(x) __builtin_expect(!!(x), 1)
-#define unlikely(x) __builtin_expect(!!(x), 0)
-
-/* Static TLS: no __tls_get_addr, which may allocate, on the hot path or in a signal handler. */
-#define SHIM_TLS __thread __attribute__((tls_model("initial-exec")))
 
 enum shim_status {
 	SHIM_UNINITIALISED = 0,

@@ -76,7 +76,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "sys.h"
+#include "core/sys.h"
 
 /* mincore's answer for this many pages at a time: 2 MiB a syscall, on the caller's stack. */
 #define MAPPED_PAGES 512u

@@ -11,10 +11,11 @@
 #include <unistd.h>
 
 #include "adaptive_view.h"
-#include "cgroup_tier.h"
+#include "core/cgroup_tier.h"
+#include "core/ioprio.h"
 #include "shim.h"
 #include "state_file.h"
-#include "sys.h"
+#include "core/sys.h"
 
 /* The directory (at most STATE_DIR_MAX - 1), "/.", pid, ".", tid, ".tmp" and a NUL. */
 #define PATH_LEN (STATE_DIR_MAX + 32)
@@ -102,7 +103,7 @@ static void count_threads(const struct state_table *t, unsigned counts[2][4])
 		    !__atomic_load_n(&s->tid, __ATOMIC_RELAXED) ||
 		    (tier != IOTIER_LOW && tier != IOTIER_HIGH))
 			continue;
-		counts[tier == IOTIER_LOW ? 0 : 1][prio < 0 ? 0 : (prio >> 13) & 3]++;
+		counts[tier == IOTIER_LOW ? 0 : 1][prio < 0 ? 0 : ioprio_class(prio) & 3]++;
 	}
 }
 

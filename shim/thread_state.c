@@ -13,7 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "cgroup_tier.h"
+#include "core/cgroup_tier.h"
 #include "state_file.h"
 #include "shim.h"
 #include "fork.h"

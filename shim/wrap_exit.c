@@ -8,9 +8,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "cgroup_tier.h"
+#include "core/cgroup_tier.h"
 #include "state_file.h"
-#include "sys.h"
+#include "core/sys.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

@@ -31,7 +31,7 @@
 #include "low_paths.h"
 #include "naming.h"
 #include "real.h"
-#include "sys.h"
+#include "core/sys.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

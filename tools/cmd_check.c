@@ -24,7 +24,7 @@
 #include "check_trace.h"
 #include "cli/cli.h"
 #include "commands.h"
-#include "config.h"
+#include "core/config.h"
 #include "expect.h"
 #include "launch/launch.h"
 #include "stalls_report.h"

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
-#include "settings.def"
+#include "core/config.h"
+#include "core/settings.def"
 #include "launch/shim_options.h"
 #include "check_main.h"
 

@@ -10,7 +10,7 @@
 
 #include "adaptive.h"
 #include "json_text.h"
-#include "rules.h"
+#include "core/rules.h"
 
 #define THREADS_JSON_SCHEMA "iotier.threads/1"
 

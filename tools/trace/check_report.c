@@ -16,7 +16,7 @@
 #include "lat_session.h" /* lat_percentile, lat_sum */
 #include "lat_report.h" /* the coverage lines, as `lat` prints them */
 #include "text_escape.h"
-#include "rules.h"       /* ioprio_class_names */
+#include "core/rules.h"       /* ioprio_class_names */
 #include "stalls_report.h"
 
 

@@ -21,7 +21,7 @@
 #include "iotrack.skel.h"
 #include "kernel_probe.h"
 #include "lat_session.h"
-#include "title.h"
+#include "core/title.h"
 
 struct proc {
 	uint32_t tgid, ppid;

@@ -12,7 +12,7 @@
 
 #include "json_text.h"
 #include "lat_session.h" /* lat_percentile, lat_sum */
-#include "rules.h"       /* ioprio_class_name */
+#include "core/rules.h"       /* ioprio_class_name */
 #include "text_escape.h"
 #include "tier_classify.h"
 

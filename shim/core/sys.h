@@ -6,7 +6,7 @@
  * (wrap_async.c), read() or close() cannot catch the shim's internal calls, and nothing
  * here depends on the rest of the shim. Plus the small file helpers, which use no malloc
  * and no stdio: they run before the wrappers are ready, in I/O paths and signal handlers.
- * This file and sys.c include nothing of the shim but log.h's level names.
+ * This file and sys.c include nothing of the shim but compiler.h and log.h's level names.
  */
 #ifndef IOTIER_SYS_H
 #define IOTIER_SYS_H
@@ -15,9 +15,7 @@
 #include <sys/syscall.h>
 #include <sys/types.h>
 
-#ifndef SHIM_HIDDEN
-#define SHIM_HIDDEN __attribute__((visibility("hidden")))
-#endif
+#include "compiler.h"
 
 /* A syscall with up to six arguments, as syscall(2) behaves: -1 with errno on error. */
 SHIM_HIDDEN long sys_call6(long nr, long a1, long a2, long a3, long a4, long a5, long a6);

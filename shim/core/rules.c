@@ -8,12 +8,13 @@
 #include "rules.h"
 
 #include <fnmatch.h>
-#include <linux/ioprio.h>
 #include <locale.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "ioprio.h"
 
 static void set_error(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -227,7 +228,7 @@ static int parse_leveled(const char *text, const char *name, int ioclass, int *o
 	level = strtol(text + nlen + 1, &endp, 10);
 	if (*endp || level < 0 || level > 7)
 		return -1;
-	*out = IOPRIO_PRIO_VALUE(ioclass, level);
+	*out = ioprio_make(ioclass, level);
 	return 1;
 }
 
@@ -236,7 +237,7 @@ int low_class_parse(const char *text, char *err, size_t errlen)
 	int value;
 
 	if (!strcmp(text, "idle"))
-		return IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0);
+		return ioprio_make(IOPRIO_CLASS_IDLE, 0);
 	if (parse_leveled(text, "be", IOPRIO_CLASS_BE, &value) == 1)
 		return value;
 	set_error(err, errlen, "bad low class '%s': expected idle or be:0 to be:7", text);
@@ -267,7 +268,7 @@ const char *ioprio_class_name(unsigned ioclass)
 const char *ioprio_format(int ioprio, char *buf, size_t len)
 {
 	const char *const *names = ioprio_class_names;
-	unsigned ioclass = IOPRIO_PRIO_CLASS(ioprio);
+	unsigned ioclass = ioprio_class(ioprio);
 
 	if (ioprio == IOPRIO_KEEP)
 		snprintf(buf, len, "keep");
