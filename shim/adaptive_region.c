@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "core/sys.h"
 
 void (*adaptive_region_mid_step)(void);
 
@@ -127,7 +128,8 @@ struct adaptive_region *adaptive_region_adopt(int fd, const char **why, bool *ou
 		*why = "a region of another build of iotier (its size differs)";
 		return NULL;
 	}
-	if ((fcntl(fd, F_GET_SEALS) & LOW_GATE_SEALS) != LOW_GATE_SEALS) {
+	/* Raw: fcntl() is the shim's own wrapper (wrap_fd.c), a layer above this one. */
+	if ((sys_call(SYS_fcntl, fd, F_GET_SEALS) & LOW_GATE_SEALS) != LOW_GATE_SEALS) {
 		*why = "its memfd is not sealed against resizing (any process could truncate it)";
 		return NULL;
 	}
