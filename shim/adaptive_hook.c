@@ -16,11 +16,11 @@
 #include <unistd.h>
 
 #include "adaptive_low.h"
-#include "adaptive_region.h"
+#include "adaptive/adaptive_region.h"
 #include "adaptive_tree.h"
 #include "low_paths.h"
 #include "real.h"
-#include "split_io.h"
+#include "adaptive/split_io.h"
 #include "state_file.h"
 #include "core/sys.h"
 

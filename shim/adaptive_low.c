@@ -4,7 +4,7 @@
  */
 #include "adaptive_low.h"
 
-#include "adaptive_region.h"
+#include "adaptive/adaptive_region.h"
 #include "core/sys.h"
 
 struct adaptive_region *adaptive_on;

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "adaptive_region.h"
+#include "adaptive/adaptive_region.h"
 #include "core/log.h"
 #include "core/sys.h"
 

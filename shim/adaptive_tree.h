@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "adaptive.h"
+#include "adaptive/adaptive.h"
 #include "shim.h"
 
 #define ADAPTIVE_FD_ENV "IOTIER_ADAPTIVE_FD"

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "adaptive.h"
+#include "adaptive/adaptive.h"
 #include "adaptive_low.h"
 #include "fork.h"
 #include "low_paths.h"

@@ -10,7 +10,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "adaptive_view.h"
+#include "adaptive/adaptive_view.h"
 #include "core/cgroup_tier.h"
 #include "core/ioprio.h"
 #include "shim.h"

@@ -13,8 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "adaptive_region.h"
-#include "adaptive_view.h"
+#include "adaptive/adaptive_region.h"
+#include "adaptive/adaptive_view.h"
 #include "check_main.h"
 
 #define TORN 99u /* the level a copy shows when it was taken in the middle of a step */

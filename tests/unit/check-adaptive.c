@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "adaptive.h"
+#include "adaptive/adaptive.h"
+#include "adaptive/adaptive_hist.h"
 #include "sim_device.h"
 #include "check_main.h"
 

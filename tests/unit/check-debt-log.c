@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "adaptive_region.h"
+#include "adaptive/adaptive_region.h"
 #include "check_main.h"
 #include "cleanup.h"
 #include "region_fixture.h"

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "adaptive_view.h"
+#include "adaptive/adaptive_view.h"
 #include "lat_report.h"
 #include "lat_session.h"
 

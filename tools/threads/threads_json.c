@@ -8,7 +8,7 @@
 
 #include <jansson.h>
 
-#include "adaptive.h"
+#include "adaptive/adaptive.h"
 #include "json_text.h"
 #include "core/rules.h"
 

@@ -139,11 +139,4 @@ void adaptive_repair(struct adaptive *c);
 /* The cap and chunk of @level (exposed for tests and the docs' table). */
 void adaptive_level_limits(uint32_t level, uint32_t *cap, uint32_t *chunk);
 
-/* Helpers over a window's histogram. */
-uint64_t adaptive_hist_count(const uint32_t *hist);
-/* Reads over @bound_ns; the bucket holding the bound counts in proportion. */
-uint64_t adaptive_hist_over(const uint32_t *hist, uint64_t bound_ns);
-/* The @permille percentile (bucket midpoint), 0 for an empty histogram. */
-uint64_t adaptive_hist_percentile(const uint32_t *hist, uint32_t permille);
-
 #endif

@@ -4,7 +4,9 @@
  * log-linear buckets of bpf/hist.h, so the shim's timing and the tracer agree on a
  * latency's bucket): the number of reads, how many were over the target, a percentile.
  */
-#include "adaptive.h"
+#include "adaptive_hist.h"
+
+#include "hist.h"
 
 uint64_t adaptive_hist_count(const uint32_t *hist)
 {

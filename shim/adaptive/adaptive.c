@@ -9,6 +9,7 @@
  * database whose compaction starves stalls its own writes. See docs/adaptive.md.
  */
 #include "adaptive.h"
+#include "adaptive_hist.h"
 
 #include <string.h>
 
