@@ -13,8 +13,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/adaptive_target.h"
 #include "hist.h"
+#include "core/adaptive_target.h"
 
 #define ADAPTIVE_UNLIMITED UINT32_MAX /* cap or chunk: no limit at all */
 

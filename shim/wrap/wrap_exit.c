@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "core/cgroup_tier.h"
-#include "state_file.h"
 #include "core/sys.h"
+#include "preload/state_file.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

@@ -21,17 +21,20 @@
  */
 #undef _FILE_OFFSET_BITS
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "adaptive_hook.h"
-#include "low_paths.h"
-#include "naming.h"
-#include "real.h"
+#include "wrap_async.h"
+#include "wrap_naming.h"
 #include "core/sys.h"
+#include "preload/adaptive_hook.h"
+#include "preload/globals.h"
+#include "preload/low_paths.h"
+#include "preload/real.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

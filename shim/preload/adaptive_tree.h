@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "adaptive/adaptive.h"
-#include "shim.h"
+#include "core/compiler.h"
 
 #define ADAPTIVE_FD_ENV "IOTIER_ADAPTIVE_FD"
 

@@ -18,7 +18,7 @@
 
 #include "adaptive_low.h"
 #include "low_paths.h"
-#include "shim.h"
+#include "core/compiler.h"
 
 /* From shim_init, after the configuration: map the region if a target is set. */
 SHIM_HIDDEN void adaptive_hook_init(void);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * globals.c: the shim's state that every layer above sys/log reads (shim.h): the global
+ * globals.c: the shim's state that every layer above sys/log reads (globals.h): the global
  * record and the per-thread variables. Only definitions: nothing here calls anything.
  */
-#include "shim.h"
+#include "globals.h"
 
 struct shim_globals shim;
 SHIM_TLS struct state_slot *self_slot;

@@ -6,6 +6,7 @@
  * a write to /proc/self/task/TID/comm, by open()+write() or by fopen()+fprintf(). The opens
  * and closes themselves are wrap_fd.c's: it tells this file about comm fds (naming.h).
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,9 +14,13 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "fork.h"
-#include "naming.h"
-#include "real.h"
+#include "wrap_naming.h"
+#include "preload/fork.h"
+#include "preload/globals.h"
+#include "preload/init.h"
+#include "preload/process_identity.h"
+#include "preload/real.h"
+#include "preload/thread_state.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "shim.h"
+#include "core/compiler.h"
 
 struct adaptive_region;
 extern struct adaptive_region *adaptive_on SHIM_HIDDEN;

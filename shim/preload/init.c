@@ -5,18 +5,23 @@
  * configuration is reported in one line and leaves the shim inert: the program runs exactly
  * as it would without iotier.
  */
+#include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "init.h"
+
 #include "adaptive_hook.h"
 #include "adaptive_tree.h"
-#include "core/cgroup_tier.h"
 #include "fork.h"
+#include "globals.h"
 #include "low_paths.h"
+#include "process_identity.h"
 #include "real.h"
-#include "shim.h"
 #include "state_file.h"
+#include "thread_state.h"
+#include "core/cgroup_tier.h"
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 

@@ -4,6 +4,7 @@
  */
 #include "adaptive_low.h"
 
+#include "globals.h"
 #include "adaptive/adaptive_region.h"
 #include "core/sys.h"
 

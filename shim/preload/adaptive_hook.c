@@ -16,12 +16,12 @@
 #include <unistd.h>
 
 #include "adaptive_low.h"
-#include "adaptive/adaptive_region.h"
 #include "adaptive_tree.h"
 #include "low_paths.h"
 #include "real.h"
-#include "adaptive/split_io.h"
 #include "state_file.h"
+#include "adaptive/adaptive_region.h"
+#include "adaptive/split_io.h"
 #include "core/sys.h"
 
 

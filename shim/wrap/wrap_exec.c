@@ -19,8 +19,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "adaptive_tree.h"
-#include "real.h"
+#include "preload/adaptive_tree.h"
+#include "preload/globals.h"
+#include "preload/real.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

@@ -6,9 +6,13 @@
  * the priority directly, as the static helper does without the shim.
  */
 #include "iotier.h"
+
+#include <errno.h>
 #include "api_direct.h"
-#include "fork.h"
-#include "shim.h"
+#include "preload/fork.h"
+#include "preload/globals.h"
+#include "preload/init.h"
+#include "preload/thread_state.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

@@ -7,6 +7,7 @@
  * from the page cache as they grow, and the low tier as a whole can be held to a byte rate.
  * All calls made here are raw or libc functions the shim does not wrap; errno is restored.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -14,11 +15,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "adaptive/adaptive.h"
 #include "adaptive_low.h"
 #include "fork.h"
 #include "low_paths.h"
 #include "real.h"
+#include "adaptive/adaptive.h"
 
 struct fd_path fd_paths[PATH_FD_MAX];
 _Atomic uint32_t fd_paths_end;

@@ -28,10 +28,15 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "adaptive_hook.h"
-#include "fork.h"
-#include "low_paths.h"
-#include "real.h"
+#include "wrap_async.h"
+
+#include "preload/adaptive_hook.h"
+#include "preload/fork.h"
+#include "preload/globals.h"
+#include "preload/init.h"
+#include "preload/low_paths.h"
+#include "preload/prologue.h"
+#include "preload/real.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

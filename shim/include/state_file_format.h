@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * state_file.h: the small text file each shimmed process keeps under IOTIER_STATE_DIR
+ * state_file_format.h: the small text file each shimmed process keeps under IOTIER_STATE_DIR
  * (default /run/iotier) so that `iotier lat --listen` can publish which tiers and classes
  * the shims gave out (docs/operations.md). One file per process, <pid>.state:
  *
@@ -32,9 +32,12 @@
  * than STATE_FILE_TMP_MAX_AGE_S (a publish takes microseconds). A live process's file
  * always records its own pid and start time, so it is never judged stale; a file that says
  * nothing usable (cut short, garbled, start time 0) is only ignored.
+ *
+ * This is the format half, shared by the writer (shim/preload/state_file.c) and the reader
+ * (the exporter); the writer's functions are in shim/preload/state_file.h.
  */
-#ifndef IOTIER_STATE_FILE_H
-#define IOTIER_STATE_FILE_H
+#ifndef IOTIER_STATE_FILE_FORMAT_H
+#define IOTIER_STATE_FILE_FORMAT_H
 
 #define STATE_FILE_DIR_ENV "IOTIER_STATE_DIR"   /* a setting: shim/settings.def */
 #define STATE_FILE_DEFAULT_DIR "/run/iotier"
@@ -107,18 +110,5 @@ static inline enum state_file_verdict state_file_judge(int gone, unsigned long l
 		return STATE_FILE_UNSURE;
 	return recorded == live_start ? STATE_FILE_LIVE : STATE_FILE_STALE;
 }
-
-/* The shim's side (state_file.c), hidden in libiotier.so. */
-#define STATE_FILE_HIDDEN __attribute__((visibility("hidden")))
-/* Take IOTIER_STATE_DIR from the loaded configuration (ignored in secure mode, like every
- * setting: a set-user-ID program never writes where its caller says). */
-STATE_FILE_HIDDEN void state_file_init(void);
-/* Rewrite this process's file; raw syscalls, no allocation, no lock: callable anywhere. */
-STATE_FILE_HIDDEN void state_file_publish(void);
-/* Show the controller in @r in the file from now on (adaptive_hook, once it maps one). */
-struct adaptive_region;
-STATE_FILE_HIDDEN void state_file_show_adaptive(struct adaptive_region *r);
-/* Remove this process's file, if this process wrote it (not a vfork child). */
-STATE_FILE_HIDDEN void state_file_remove(void);
 
 #endif

@@ -14,8 +14,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "process_identity.h"
+
+#include "globals.h"
+#include "thread_state.h"
 #include "core/cgroup_tier.h"
-#include "shim.h"
 #include "core/title.h"
 
 static struct {

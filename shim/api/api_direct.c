@@ -8,8 +8,8 @@
 #include <pthread.h>
 
 #include "api_direct.h"
-#include "core/config.h"
 #include "iotier.h"
+#include "core/config.h"
 #include "core/sys.h"
 
 static __thread int saved_ioprio = -1;

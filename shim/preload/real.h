@@ -15,7 +15,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
-#include "shim.h"
+#include "core/compiler.h"
 
 /* Types of wrapped io_uring and libaio functions: only pointers to them pass through here. */
 struct io_uring;

@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "shim.h"
+#include "globals.h"
 
 #define PATH_FD_MAX 65536 /* fds above this are left alone */
 
@@ -77,9 +77,6 @@ SHIM_HIDDEN void low_paths_read(int fd, size_t bytes);
 SHIM_HIDDEN void low_paths_opened(int fd, const char *path);
 SHIM_HIDDEN void low_paths_closing(int fd);
 
-/* wrap_async.c: forget the io_uring ring mapped for @fd, if any. */
-#define RING_FD_MAX 4096 /* rings on fds above this are not tracked */
-SHIM_HIDDEN void uring_fd_closing(int fd);
 
 /*
  * One past the highest fd whose entry was ever set (raised before a kind is stored): a

@@ -7,16 +7,19 @@
  * thread is serialised by a per-record try-lock plus a dirty flag: whoever finds the record
  * busy leaves the dirty flag set, and the holder loops until it is clear.
  */
+#include <errno.h>
 #include <linux/ioprio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "core/cgroup_tier.h"
-#include "state_file.h"
-#include "shim.h"
+#include "thread_state.h"
+
 #include "fork.h"
+#include "globals.h"
+#include "state_file.h"
+#include "core/cgroup_tier.h"
 
 /* Given to threads the shim does not track (disabled, or table full): never dirty. */
 static struct state_slot inert_slot;

@@ -10,11 +10,15 @@
  * record so leaked would keep a pthread_t that a later thread reuses, so that naming that
  * later thread by its handle named a dead record instead.
  */
+#include <errno.h>
 #include <signal.h>
 #include <string.h>
 
-#include "fork.h"
-#include "real.h"
+#include "preload/fork.h"
+#include "preload/globals.h"
+#include "preload/init.h"
+#include "preload/real.h"
+#include "preload/thread_state.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

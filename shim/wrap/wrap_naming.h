@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * naming.h: how the shim learns that a thread changed its name through a write to
+ * wrap_naming.h: (wrap_naming.c) how the shim learns that a thread changed its name through a write to
  * /proc/.../comm. Opening such a file for writing records the fd and the thread it names;
  * write(), fflush() and fclose() on a recorded fd then re-read that thread's name.
  */
@@ -10,7 +10,7 @@
 #include <stdatomic.h>
 #include <sys/types.h>
 
-#include "shim.h"
+#include "core/compiler.h"
 
 #define COMM_FD_MAX 1024 /* fds above this are not watched; comm files are opened early */
 

@@ -10,11 +10,11 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "globals.h"
+#include "state_file.h"
 #include "adaptive/adaptive_view.h"
 #include "core/cgroup_tier.h"
 #include "core/ioprio.h"
-#include "shim.h"
-#include "state_file.h"
 #include "core/sys.h"
 
 /* The directory (at most STATE_DIR_MAX - 1), "/.", pid, ".", tid, ".tmp" and a NUL. */

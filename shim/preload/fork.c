@@ -14,10 +14,11 @@
  */
 #include "fork.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <unistd.h>
 
-#include "shim.h"
+#include "globals.h"
 
 #ifndef KCMP_VM
 #define KCMP_VM 1 /* include/uapi/linux/kcmp.h */
