@@ -3,7 +3,7 @@
  * sys.h: the shim's system layer, the bottom of its layers (docs/shim.md). Every raw
  * syscall the shim makes goes through sys_call(), which enters the kernel itself: it never
  * goes through a symbol the shim exports, so the shim's own syscall() wrapper
- * (wrap_async.c), read() or close() cannot catch the shim's internal calls, and nothing
+ * (wrap/wrap_syscall.c), read() or close() cannot catch the shim's internal calls, and nothing
  * here depends on the rest of the shim. Plus the small file helpers, which use no malloc
  * and no stdio: they run before the wrappers are ready, in I/O paths and signal handlers.
  * This file and sys.c include nothing of the shim but compiler.h and log.h's level names.

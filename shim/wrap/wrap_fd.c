@@ -28,7 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "wrap_async.h"
+#include "wrap_uring.h"
 #include "wrap_naming.h"
 #include "core/sys.h"
 #include "preload/adaptive_hook.h"
@@ -202,7 +202,7 @@ static inline void fd_tables_closing(int fd)
 		comm_fd_forget(fd);          /* naming.h: a /proc/.../comm fd */
 	if (likely(!in_shim)) {
 		low_paths_before_close(fd);  /* low_paths.h: writeback steering, drop-behind */
-		uring_fd_closing(fd);        /* wrap_async.c: a raw io_uring ring's mapping */
+		uring_fd_closing(fd);        /* wrap_uring.c: a raw io_uring ring's mapping */
 	}
 }
 

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * wrap_async.c: asynchronous submission from low threads. A thread's ioprio only reaches
- * the I/O it submits itself; an io_uring SQE prepared by the SQPOLL kernel thread, or run by
- * an io-wq worker, takes the priority written in the SQE, and libaio carries one per iocb.
- * So before a low thread's submission, read/write SQEs with ioprio 0 and iocbs without
- * IOCB_FLAG_IOPRIO get the low priority written in. An explicit priority is left alone, and
- * so are opcodes where the ioprio field means something else (send/recv/accept flags).
+ * wrap_uring.c: io_uring submission from low threads. A thread's ioprio only reaches the
+ * I/O it submits itself; an SQE prepared by the SQPOLL kernel thread, or run by an io-wq
+ * worker, takes the priority written in the SQE. So before a low thread's submission,
+ * read/write SQEs with ioprio 0 get the low priority written in. An explicit priority is
+ * left alone, and so are opcodes where the ioprio field means something else
+ * (send/recv/accept flags). libaio is wrap_aio.c, syscall() wrap_syscall.c.
  *
  * Where submission is caught (docs/low-paths.md lists what is not):
  * - liburing: its submit functions, which publish the SQ tail. Debian's liburing 2.3 enters
@@ -15,22 +15,16 @@
  * - raw io_uring through syscall() or liburing's io_uring_setup()/io_uring_enter(): the shim
  *   maps the new ring's SQ ring and SQE array itself at setup, and at enter stamps the
  *   published, not yet consumed entries between the kernel's head and tail.
- * - libaio: io_submit() (libaio's, or syscall(SYS_io_submit)).
  */
-#include <dlfcn.h>
-#include <linux/aio_abi.h>
+#include "wrap_uring.h"
+
+#include <errno.h>
 #include <liburing.h>
 #include <sched.h>
-#include <stdarg.h>
-#include <string.h>
 #include <sys/mman.h>
-#include <sys/uio.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-#include "wrap_async.h"
-
-#include "preload/adaptive_hook.h"
+#include "submit.h"
 #include "preload/fork.h"
 #include "preload/globals.h"
 #include "preload/init.h"
@@ -39,46 +33,6 @@
 #include "preload/real.h"
 
 #define EXPORT __attribute__((visibility("default")))
-
-/*
- * Set while a wrapped submit function runs the real one. libaio (and liburing built with
- * libc) enter the kernel through syscall(), which is wrapped too: the iocbs and SQEs are
- * already stamped and charged, so the inner call passes straight through.
- */
-static SHIM_TLS int in_submit;
-
-/*
- * liburing and libaio may arrive after the shim resolved its symbols, in a library that is
- * dlopen()ed later: look again rather than fail a call that would work without the shim.
- * A library opened RTLD_LOCAL is not in RTLD_NEXT's search order, so it is also asked for
- * by soname, without loading anything. Rare path: the store is a plain pointer write, and
- * two threads racing here store the same value.
- */
-static void *late_symbol(const char *name)
-{
-	/*
-	 * The sonames in use: libaio.so.1t64 after Debian's and Ubuntu's 64-bit time_t
-	 * transition, liburing-ffi.so.2 for liburing's non-inline build (2.4 and later).
-	 */
-	static const char *const aio_sonames[] = { "libaio.so.1", "libaio.so.1t64", NULL };
-	static const char *const uring_sonames[] = { "liburing.so.2", "liburing-ffi.so.2", NULL };
-	const char *const *soname = strncmp(name, "io_uring", 8) ? aio_sonames : uring_sonames;
-	void *sym = dlsym(RTLD_NEXT, name), *lib;
-
-	for (; !sym && *soname; soname++) {
-		lib = dlopen(*soname, RTLD_LAZY | RTLD_NOLOAD);
-		if (!lib)
-			continue;
-		sym = dlsym(lib, name);
-		dlclose(lib); /* drops only the reference RTLD_NOLOAD took */
-	}
-	return sym;
-}
-
-#define LATE(name)                                                                         \
-	(likely(REAL(name) != NULL)                                                        \
-		 ? real.name                                                               \
-		 : (real.name = (__typeof__(real.name))late_symbol(#name)))
 
 /* Newer than the Debian 12 uapi headers; values from include/uapi/linux/io_uring.h. */
 #ifndef IORING_SETUP_NO_MMAP
@@ -107,20 +61,6 @@ static bool sqe_stamp(struct io_uring_sqe *sqe, int ioprio, uint64_t *bytes)
 	if (sqe->ioprio == 0)
 		sqe->ioprio = (__u16)ioprio;
 	return true;
-}
-
-/*
- * A low thread's submission passes the adaptive gate first (docs/adaptive.md): it cannot be
- * counted in flight, so it only waits while the low tier is held (or every slot is taken).
- * Then it is stamped; its bytes go to the rate limit and the controller once it succeeded.
- */
-#define LOW_SUBMISSION(stamp) ((unlikely(adaptive_on) ? adaptive_async_pass() : (void)0), (stamp))
-
-static void low_submitted(uint64_t bytes)
-{
-	low_rate_charge(bytes);
-	if (unlikely(adaptive_on))
-		adaptive_async_submitted(bytes);
 }
 
 /* ---- liburing ------------------------------------------------------------------------ */
@@ -183,7 +123,7 @@ EXPORT int io_uring_submit_and_get_events(struct io_uring *ring)
 /* ---- rings entered without liburing's submit ------------------------------------------ */
 
 /*
- * An entry is read by low threads entering the kernel (stamp_raw) while another thread may
+ * An entry is read by low threads entering the kernel (uring_stamp_raw) while another thread may
  * close the ring's fd, which unmaps the shim's mapping. No lock on the enter path: a reader
  * announces itself in @readers and then checks @live; the closer clears @live and then
  * waits for @readers to drain before it unmaps. Both sides use sequentially consistent
@@ -192,7 +132,7 @@ EXPORT int io_uring_submit_and_get_events(struct io_uring *ring)
  */
 struct raw_ring {
 	_Atomic int live;
-	_Atomic int readers;   /* threads inside stamp_raw on this entry */
+	_Atomic int readers;   /* threads inside uring_stamp_raw on this entry */
 	bool own_mapping;      /* mapped by the shim: unmapped when the fd closes */
 	unsigned *khead, *ktail, *array, mask, shift;
 	struct io_uring_sqe *sqes;
@@ -250,7 +190,7 @@ static bool rings_tracked(void)
 }
 
 /* A ring the kernel just set up on @fd: map its SQ side for ourselves. */
-static void ring_track_setup(int fd, const struct io_uring_params *p)
+void uring_track_setup(int fd, const struct io_uring_params *p)
 {
 	struct raw_ring *r;
 	size_t sq_len, sqe_len;
@@ -314,7 +254,7 @@ static void ring_track_liburing(const struct io_uring *ring)
  * Without SQPOLL the kernel consumes them only inside this enter, so nothing races; with
  * SQPOLL its thread may already have taken them (documented as best effort).
  */
-static uint64_t stamp_raw(unsigned fd, unsigned flags)
+uint64_t uring_stamp_raw(unsigned fd, unsigned flags)
 {
 	struct raw_ring *r;
 	unsigned head, tail, n = 0;
@@ -385,7 +325,7 @@ EXPORT int io_uring_setup(unsigned entries, struct io_uring_params *p)
 	ret = REAL(io_uring_setup)(entries, p);
 	if (ret >= 0 && !in_shim) {
 		saved = errno;
-		ring_track_setup(ret, p);
+		uring_track_setup(ret, p);
 		errno = saved;
 	}
 	return ret;
@@ -399,7 +339,7 @@ EXPORT int io_uring_setup(unsigned entries, struct io_uring_params *p)
 		if (likely(!in_shim) && to_submit) {                                       \
 			shim_io_prologue();                                                \
 			if (self_is_low())                                                 \
-				bytes = LOW_SUBMISSION(stamp_raw(fd, flags));                              \
+				bytes = LOW_SUBMISSION(uring_stamp_raw(fd, flags));                              \
 		}                                                                          \
 		in_submit++;                                                               \
 		ret = call;                                                                \
@@ -425,176 +365,4 @@ EXPORT int io_uring_enter2(unsigned fd, unsigned to_submit, unsigned min_complet
 		return -ENOSYS;
 	RAW_ENTER(fd, to_submit, flags,
 		  REAL(io_uring_enter2)(fd, to_submit, min_complete, flags, sig, sz));
-}
-
-/* ---- libaio ----------------------------------------------------------------------------- */
-
-/* Stamp one iocb in place (a copy, or the program's own); false if it is not stamped. */
-static bool iocb_stamp(struct iocb *cb, int ioprio, uint64_t *bytes)
-{
-	switch (cb->aio_lio_opcode) {
-	case IOCB_CMD_PREAD:
-	case IOCB_CMD_PWRITE:
-		*bytes += cb->aio_nbytes;
-		break;
-	case IOCB_CMD_PREADV:
-	case IOCB_CMD_PWRITEV:
-		break;
-	default:
-		return false;
-	}
-	if (cb->aio_flags & IOCB_FLAG_IOPRIO)
-		return false;
-	cb->aio_reqprio = (__s16)ioprio;
-	cb->aio_flags |= IOCB_FLAG_IOPRIO;
-	return true;
-}
-
-/*
- * The pointers come from the program, and the kernel answers a bad one with EFAULT (or with
- * the count submitted before it); a plain dereference here would be SIGSEGV instead. So the
- * pointer array and the iocbs are read, and the stamped iocbs written back, through
- * process_vm_readv/writev on ourselves, in batches: three syscalls per 64 iocbs, and only
- * for low threads. Stamping stops where the kernel's submission would stop, at the first
- * pointer or iocb it could not read. Where those calls are refused (a seccomp filter: -1
- * with ENOSYS or EPERM), the iocbs are read directly and only NULL pointers are caught.
- */
-#define IOCB_BATCH 64
-
-static _Atomic bool vm_copy_refused;
-
-static uint64_t stamp_iocbs_direct(long nr, struct iocb **ios)
-{
-	int ioprio = shim.cfg.low_ioprio;
-	uint64_t bytes = 0;
-
-	for (long i = 0; i < nr && ios[i]; i++)
-		iocb_stamp(ios[i], ioprio, &bytes);
-	return bytes;
-}
-
-static uint64_t stamp_iocbs(long nr, struct iocb **ios)
-{
-	struct iocb *ptrs[IOCB_BATCH], cbs[IOCB_BATCH];
-	struct iovec local[IOCB_BATCH], remote[IOCB_BATCH];
-	int ioprio = shim.cfg.low_ioprio, saved = errno;
-	pid_t self = (pid_t)sys_call(SYS_getpid);
-	uint64_t bytes = 0;
-
-	if (atomic_load_explicit(&vm_copy_refused, memory_order_relaxed))
-		return stamp_iocbs_direct(nr, ios);
-	for (long done = 0; done < nr;) {
-		long n = nr - done < IOCB_BATCH ? nr - done : IOCB_BATCH, m = 0, ok, w = 0;
-		struct iovec pl = { ptrs, (size_t)n * sizeof(ptrs[0]) };
-		struct iovec pr = { ios + done, (size_t)n * sizeof(ptrs[0]) };
-		ssize_t got = sys_call(SYS_process_vm_readv, self, &pl, 1UL, &pr, 1UL, 0UL);
-
-		if (got < 0 && errno != EFAULT) {
-			atomic_store_explicit(&vm_copy_refused, true, memory_order_relaxed);
-			errno = saved;
-			return bytes + stamp_iocbs_direct(nr - done, ios + done);
-		}
-		n = got < 0 ? 0 : got / (ssize_t)sizeof(ptrs[0]);
-		while (m < n && ptrs[m]) {
-			local[m] = (struct iovec){ &cbs[m], sizeof(cbs[m]) };
-			remote[m] = (struct iovec){ ptrs[m], sizeof(cbs[m]) };
-			m++;
-		}
-		got = m ? sys_call(SYS_process_vm_readv, self, local, (unsigned long)m, remote,
-				  (unsigned long)m, 0UL) : 0;
-		ok = got < 0 ? 0 : got / (ssize_t)sizeof(cbs[0]);
-		/* Write back only the iocbs that changed, packed at the front of the iovecs. */
-		for (long i = 0; i < ok; i++)
-			if (iocb_stamp(&cbs[i], ioprio, &bytes)) {
-				local[w] = local[i];
-				remote[w] = remote[i];
-				w++;
-			}
-		if (w)
-			sys_call(SYS_process_vm_writev, self, local, (unsigned long)w, remote,
-				(unsigned long)w, 0UL);
-		if (ok < n || n < IOCB_BATCH)
-			break; /* a bad pointer, a bad iocb, or the end */
-		done += n;
-	}
-	errno = saved;
-	return bytes;
-}
-
-/* libaio's io_submit returns -errno, like the raw syscall through syscall() returns -1. */
-EXPORT int io_submit(unsigned long ctx, long nr, struct iocb **ios)
-{
-	uint64_t bytes = 0;
-	int ret;
-
-	if (unlikely(!LATE(io_submit)))
-		return -ENOSYS;
-	if (likely(!in_shim) && nr > 0 && ios) {
-		shim_io_prologue();
-		if (self_is_low())
-			bytes = LOW_SUBMISSION(stamp_iocbs(nr, ios));
-	}
-	in_submit++;
-	ret = REAL(io_submit)(ctx, nr, ios);
-	in_submit--;
-	if (bytes && ret > 0)
-		low_submitted(bytes);
-	return ret;
-}
-
-/* ---- syscall() ----------------------------------------------------------------------- */
-
-/* The program's own syscall() goes to libc's, as it would without the shim. */
-static long real_syscall6(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
-{
-	long (*fn)(long, ...) = REAL(syscall);
-
-	return fn ? fn(nr, a1, a2, a3, a4, a5, a6) : sys_call6(nr, a1, a2, a3, a4, a5, a6);
-}
-
-/*
- * syscall() takes up to six register arguments; reading six from the va_list is what every
- * wrapper of it does (the unused ones are whatever the registers held).
- */
-EXPORT long syscall(long nr, ...)
-{
-	long a1, a2, a3, a4, a5, a6, ret;
-	uint64_t bytes = 0;
-	va_list ap;
-
-	va_start(ap, nr);
-	a1 = va_arg(ap, long);
-	a2 = va_arg(ap, long);
-	a3 = va_arg(ap, long);
-	a4 = va_arg(ap, long);
-	a5 = va_arg(ap, long);
-	a6 = va_arg(ap, long);
-	va_end(ap);
-	if (likely(nr != __NR_io_uring_enter && nr != __NR_io_uring_setup &&
-		   nr != __NR_io_submit) || in_shim || in_submit)
-		return real_syscall6(nr, a1, a2, a3, a4, a5, a6);
-
-	if (nr == __NR_io_uring_setup) {
-		ret = real_syscall6(nr, a1, a2, a3, a4, a5, a6);
-		if (ret >= 0) {
-			int saved = errno;
-
-			ring_track_setup((int)ret, (const struct io_uring_params *)a2);
-			errno = saved;
-		}
-		return ret;
-	}
-	if (nr == __NR_io_uring_enter && a2 > 0) {
-		shim_io_prologue();
-		if (self_is_low())
-			bytes = LOW_SUBMISSION(stamp_raw((unsigned)a1, (unsigned)a4));
-	} else if (nr == __NR_io_submit && a2 > 0 && a3) {
-		shim_io_prologue();
-		if (self_is_low())
-			bytes = LOW_SUBMISSION(stamp_iocbs(a2, (struct iocb **)a3));
-	}
-	ret = real_syscall6(nr, a1, a2, a3, a4, a5, a6);
-	if (bytes && ret > 0)
-		low_submitted(bytes);
-	return ret;
 }
