@@ -17,6 +17,7 @@
 
 #include "adaptive_low.h"
 #include "adaptive_tree.h"
+#include "fd_table.h"
 #include "low_paths.h"
 #include "real.h"
 #include "state_file.h"

@@ -21,8 +21,6 @@
 #include "real.h"
 #include "adaptive/adaptive.h"
 
-struct fd_path fd_paths[PATH_FD_MAX];
-_Atomic uint32_t fd_paths_end;
 struct low_paths_on low_paths_on;
 
 /* Drop-behind works in chunks of this many bytes when steering is off. */
@@ -59,42 +57,6 @@ static void fd_reset(struct fd_path *p, uint32_t flags)
 	atomic_store_explicit(&p->flags, flags, memory_order_release);
 }
 
-/* Once per classified fd: a CAS loop only while the end moves up. */
-static void raise_end(uint32_t end)
-{
-	uint32_t now = atomic_load_explicit(&fd_paths_end, memory_order_relaxed);
-
-	while (now < end && !atomic_compare_exchange_weak(&fd_paths_end, &now, end))
-		;
-}
-
-/* What @fd is; found once per open with fstat and F_GETFL (raw, never our wrappers). */
-uint32_t fd_kind(int fd)
-{
-	struct fd_path *p = &fd_paths[fd];
-	uint32_t flags = atomic_load_explicit(&p->flags, memory_order_acquire), kind;
-	struct stat st;
-	long fl;
-
-	if ((flags & FD_KIND_MASK) != FD_KIND_UNKNOWN)
-		return flags & FD_KIND_MASK;
-	if (sys_call(SYS_fstat, fd, &st) < 0)
-		return FD_KIND_OTHER; /* not remembered: the fd may be opened later */
-	fl = sys_call(SYS_fcntl, fd, F_GETFL);
-	if (S_ISREG(st.st_mode))
-		kind = fl >= 0 && (fl & O_DIRECT) ? FD_KIND_STORAGE : FD_KIND_FILE;
-	else if (S_ISBLK(st.st_mode))
-		kind = FD_KIND_STORAGE;
-	else
-		kind = FD_KIND_OTHER;
-	raise_end((uint32_t)fd + 1);
-	/* Keep FD_DROP, which open set; another thread may have classified it meanwhile. */
-	while (!atomic_compare_exchange_weak(&p->flags, &flags, flags | kind))
-		if ((flags & FD_KIND_MASK) != FD_KIND_UNKNOWN)
-			return flags & FD_KIND_MASK;
-	return kind;
-}
-
 void low_paths_opened(int fd, const char *path)
 {
 	int saved = errno;
@@ -113,7 +75,7 @@ void low_paths_opened(int fd, const char *path)
 		return;
 	}
 	if (flags)
-		raise_end((uint32_t)fd + 1);
+		fd_table_raise_end((uint32_t)fd + 1);
 	fd_reset(&fd_paths[fd], flags);
 	if (flags)
 		fd_kind(fd); /* a drop file is classified now, while nobody waits on a write */

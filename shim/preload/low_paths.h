@@ -6,8 +6,7 @@
  * for log files, the per-process low-tier rate limit, and ioprio stamping of io_uring SQEs
  * and libaio iocbs. docs/low-paths.md says what each one covers and what it cannot.
  *
- * Per-fd state lives in a fixed table indexed by fd, like comm_fd_tid in naming.h: nothing
- * here allocates, and a high thread writing a file nobody asked to drop pays one relaxed load
+ * Per-fd state lives in fd_table.h's fixed table indexed by fd: nothing here allocates, and a high thread writing a file nobody asked to drop pays one relaxed load
  * and a branch after its write.
  */
 #ifndef IOTIER_LOW_PATHS_H
@@ -17,39 +16,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "fd_table.h"
 #include "globals.h"
 
-#define PATH_FD_MAX 65536 /* fds above this are left alone */
-
-/* fd_path.flags */
-enum {
-	FD_KIND_MASK = 3u,   /* what the fd is, found with fstat on first use */
-	FD_KIND_UNKNOWN = 0u,
-	FD_KIND_FILE = 1u,   /* a regular file opened without O_DIRECT: steer, drop */
-	FD_KIND_STORAGE = 2u,/* O_DIRECT file or block device: rate-limited, not steered */
-	FD_KIND_OTHER = 3u,  /* socket, pipe, tty...: left alone */
-	FD_DROP = 1u << 2,   /* its path matched IOTIER_DROP_BEHIND when it was opened */
-	/*
-	 * A storage fd's O_DIRECT alignment, log2 + 1 (0: not known yet), and whether it is a
-	 * block device: found by the splitter once per fd (adaptive_hook.c), forgotten with the
-	 * kind whenever the fd's entry is reset.
-	 */
-	FD_DIO_SHIFT = 3,
-	FD_DIO_MASK = 31u << FD_DIO_SHIFT,
-	FD_BLOCKDEV = 1u << 8,
-};
-
-struct fd_path {
-	_Atomic uint32_t flags;
-	uint32_t pad;
-	_Atomic uint64_t since_steer; /* bytes written by low threads since the last push */
-	_Atomic uint64_t since_drop;  /* bytes written since the last drop */
-	_Atomic int64_t drop_lo;      /* where the next drop starts; -1: not known yet */
-	_Atomic int64_t steer_end;    /* strict mode: file offset at the previous push */
-	_Atomic uint64_t unsettled;   /* dirty budget: bytes low threads wrote, not waited for */
-};
-
-extern struct fd_path fd_paths[PATH_FD_MAX] SHIM_HIDDEN;
 
 /* Set once by low_paths_init() from the configuration. */
 struct low_paths_on {
@@ -68,8 +37,6 @@ static inline bool self_is_low(void)
 	return slot && __atomic_load_n(&slot->tier, __ATOMIC_RELAXED) == IOTIER_LOW;
 }
 
-/* What @fd (< PATH_FD_MAX) is, FD_KIND_*: found once per open with raw syscalls. */
-SHIM_HIDDEN uint32_t fd_kind(int fd);
 
 /* Out of line: the rare case where a hook has work to do. errno is kept by the callee. */
 SHIM_HIDDEN void low_paths_written(int fd, size_t bytes, off_t end, bool low);
@@ -78,11 +45,6 @@ SHIM_HIDDEN void low_paths_opened(int fd, const char *path);
 SHIM_HIDDEN void low_paths_closing(int fd);
 
 
-/*
- * One past the highest fd whose entry was ever set (raised before a kind is stored): a
- * walk over a range of fds (close_range, closefrom) stops there, not at PATH_FD_MAX.
- */
-extern _Atomic uint32_t fd_paths_end SHIM_HIDDEN;
 
 /* Wait until the low tier may move @bytes more; interrupted by a signal, it returns early. */
 SHIM_HIDDEN void low_rate_charge(uint64_t bytes);

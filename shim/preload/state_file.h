@@ -7,8 +7,8 @@
 #ifndef IOTIER_STATE_FILE_H
 #define IOTIER_STATE_FILE_H
 
-#include "core/compiler.h"
 #include "state_file_format.h"
+#include "core/compiler.h"
 
 /* Take IOTIER_STATE_DIR from the loaded configuration (ignored in secure mode, like every
  * setting: a set-user-ID program never writes where its caller says). */

@@ -28,10 +28,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "wrap_uring.h"
 #include "wrap_naming.h"
+#include "wrap_uring.h"
 #include "core/sys.h"
 #include "preload/adaptive_hook.h"
+#include "preload/fd_table.h"
 #include "preload/globals.h"
 #include "preload/low_paths.h"
 #include "preload/real.h"
