@@ -76,20 +76,6 @@ static int cat(char *buf, size_t len, const char *s)
 	return 0;
 }
 
-static void utoa(unsigned long v, char *out)
-{
-	char tmp[24];
-	int n = 0;
-
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n)
-		*out++ = tmp[--n];
-	*out = '\0';
-}
-
 /* Build "@a/@b" (or "@a@b" when @b starts with '/') into @out. */
 static int join(char *out, size_t len, const char *a, const char *b)
 {
@@ -114,7 +100,7 @@ static int write_num_in(const char *dir, const char *file, unsigned long v)
 {
 	char num[24];
 
-	utoa(v, num);
+	sys_decimal(v, num);
 	return write_in(dir, file, num);
 }
 
@@ -361,7 +347,7 @@ static int locate(void)
 		return 0;
 	}
 	memcpy(st.parent, dir, slen(dir) + 1);
-	utoa((unsigned long)st.pid, num);
+	sys_decimal((unsigned long)st.pid, num);
 	st.child[0] = '\0';
 	if (cat(st.child, sizeof(st.child), st.parent) < 0 ||
 	    cat(st.child, sizeof(st.child), "/" CGROUP_LOW_PREFIX) < 0 ||
@@ -499,7 +485,7 @@ static int write_weights(unsigned weight)
 	} else {
 		char text[32] = "default ";
 
-		utoa(weight, text + 8);
+		sys_decimal(weight, text + 8);
 		n += write_in(st.child, "io.weight", text) == 0;
 		n += write_num_in(st.child, "io.bfq.weight", clamp(weight, 1, BFQ_WEIGHT_MAX)) == 0;
 	}
@@ -714,11 +700,11 @@ int cgroup_describe_task(pid_t pid, pid_t tid, char *cgroup, size_t len, unsigne
 	if (!version)
 		return -ENODEV;
 	file[0] = '\0';
-	utoa((unsigned long)pid, num);
+	sys_decimal((unsigned long)pid, num);
 	cat(file, sizeof(file), "/proc/");
 	cat(file, sizeof(file), num);
 	cat(file, sizeof(file), "/task/");
-	utoa((unsigned long)tid, num);
+	sys_decimal((unsigned long)tid, num);
 	cat(file, sizeof(file), num);
 	cat(file, sizeof(file), "/cgroup");
 	ret = task_cgroup(file, version, cgroup, len);

@@ -174,3 +174,17 @@ int sys_write_text(const char *path, const char *text)
 	sys_close((int)fd);
 	return ret;
 }
+
+size_t sys_decimal(unsigned long long v, char *out)
+{
+	char tmp[SYS_DECIMAL_MAX];
+	size_t n = 0, i = 0;
+
+	do
+		tmp[n++] = (char)('0' + v % 10);
+	while ((v /= 10) > 0);
+	while (n)
+		out[i++] = tmp[--n];
+	out[i] = '\0';
+	return i;
+}

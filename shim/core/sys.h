@@ -51,4 +51,12 @@ SHIM_HIDDEN long sys_read_text(const char *path, char *buf, size_t len);
 /* Write @text to the existing file @path in one write(2): 0, or -errno. */
 SHIM_HIDDEN int sys_write_text(const char *path, const char *text);
 
+/*
+ * Write @v in decimal into @out with a NUL (at most SYS_DECIMAL_MAX bytes): the number of
+ * digits. The one number formatter of the shim: no malloc, no stdio, no locale, so it is
+ * safe in a signal handler and before the wrappers are ready.
+ */
+#define SYS_DECIMAL_MAX 21 /* the 20 digits of UINT64_MAX and the NUL */
+SHIM_HIDDEN size_t sys_decimal(unsigned long long v, char *out);
+
 #endif

@@ -20,6 +20,7 @@
 #include "low_paths.h"
 #include "real.h"
 #include "adaptive/adaptive.h"
+#include "core/sys.h"
 
 struct low_paths_on low_paths_on;
 
@@ -171,16 +172,9 @@ static uint64_t crossed(_Atomic uint64_t *counter, uint64_t bytes, uint64_t limi
  */
 static int open_own_description(int fd)
 {
-	char path[32] = "/proc/self/fd/", digits[12];
-	size_t len = strlen(path);
-	int n = 0;
+	char path[sizeof("/proc/self/fd/") + SYS_DECIMAL_MAX] = "/proc/self/fd/";
 
-	do
-		digits[n++] = (char)('0' + fd % 10);
-	while ((fd /= 10) > 0);
-	while (n > 0)
-		path[len++] = digits[--n];
-	path[len] = '\0';
+	sys_decimal((unsigned)fd, path + strlen(path));
 	return (int)sys_call(SYS_openat, AT_FDCWD, path,
 			    O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 }

@@ -51,14 +51,10 @@ static void put_str(struct out *o, const char *s)
 
 static void put_num(struct out *o, unsigned long long v)
 {
-	char digits[24];
-	int n = 0;
+	char digits[SYS_DECIMAL_MAX];
 
-	do
-		digits[n++] = (char)('0' + v % 10);
-	while ((v /= 10) && n < 24);
-	while (n && o->p < o->end)
-		*o->p++ = digits[--n];
+	sys_decimal(v, digits);
+	put_str(o, digits);
 }
 
 static void put_path(struct out *o, const char *prefix, pid_t pid, pid_t tid)
