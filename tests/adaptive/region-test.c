@@ -231,7 +231,8 @@ static void mode_truncated(void)
 	       "truncated (%m)");
 	close(other);
 	EXPECT(low_io() && low_io(), "a low I/O after the truncation: %m"); /* SIGBUS before */
-	EXPECT(atomic_load(&region->magic) == ADAPTIVE_REGION_MAGIC, "the region is gone");
+	EXPECT(__atomic_load_n(&region->magic, __ATOMIC_SEQ_CST) == ADAPTIVE_REGION_MAGIC,
+	       "the region is gone");
 }
 
 static void garble(unsigned seed)
