@@ -13,7 +13,7 @@
  *                                or "none" when the kernel offers no weight file there, as
  *                                blkio v1 without bfq; docs/cgroup.md)
  *     adaptive_target_permille 990   (under a target only: the controller, one number a
- *     adaptive_level 5                line, as shim/adaptive_view.h names the fields)
+ *     adaptive_level 5                line, as shim/adaptive/adaptive_view.h names the fields)
  *
  * Under a target, the process that runs the controller also rewrites its file after a
  * step, at most every STATE_FILE_ADAPTIVE_EVERY_NS; the controller is one per process tree,
@@ -39,7 +39,7 @@
 #ifndef IOTIER_STATE_FILE_FORMAT_H
 #define IOTIER_STATE_FILE_FORMAT_H
 
-#define STATE_FILE_DIR_ENV "IOTIER_STATE_DIR"   /* a setting: shim/settings.def */
+#define STATE_FILE_DIR_ENV "IOTIER_STATE_DIR"   /* a setting: shim/core/settings.def */
 #define STATE_FILE_DEFAULT_DIR "/run/iotier"
 #define STATE_FILE_DIR_MODE 01733  /* everyone may add a file, only its owner may remove it */
 #define STATE_FILE_MAGIC "iotier-shim-state 1"

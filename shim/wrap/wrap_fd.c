@@ -200,7 +200,7 @@ EXPORT int fclose(FILE *fp)
 static inline void fd_tables_closing(int fd)
 {
 	if (unlikely(comm_fd_watched(fd)))
-		comm_fd_forget(fd);          /* naming.h: a /proc/.../comm fd */
+		comm_fd_forget(fd);          /* wrap_naming.h: a /proc/.../comm fd */
 	if (likely(!in_shim)) {
 		low_paths_before_close(fd);  /* low_paths.h: writeback steering, drop-behind */
 		uring_fd_closing(fd);        /* wrap_uring.c: a raw io_uring ring's mapping */

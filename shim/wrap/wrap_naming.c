@@ -4,7 +4,7 @@
  * next I/O: prctl(PR_SET_NAME) and pthread_setname_np() on itself, pthread_setname_np() on
  * another thread (how RocksDB names its pool threads: the creator names the new one), and
  * a write to /proc/self/task/TID/comm, by open()+write() or by fopen()+fprintf(). The opens
- * and closes themselves are wrap_fd.c's: it tells this file about comm fds (naming.h).
+ * and closes themselves are wrap_fd.c's: it tells this file about comm fds (wrap_naming.h).
  */
 #include <errno.h>
 #include <stdarg.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * check-adaptive-view.c: unit tests of the seqlock reader of the adaptive region
- * (shim/adaptive_view.c): it never keeps a copy taken while the sequence was odd or while
+ * (shim/adaptive/adaptive_view.c): it never keeps a copy taken while the sequence was odd or while
  * it moved, gives up rather than spin forever, and the stepper leaves the sequence even
  * and two further on after each step, with the controller's fields readable in between.
  */
