@@ -8,7 +8,6 @@
  * busy leaves the dirty flag set, and the holder loops until it is clear.
  */
 #include <errno.h>
-#include <linux/ioprio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
