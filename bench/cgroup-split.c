@@ -22,8 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cgroup_tier.h"
-#include "config.h"
+#include "core/cgroup_tier.h"
+#include "core/config.h"
 #include "loopdev.h"
 #include "sandbox.h"
 

@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "adaptive_region.h"
+#include "adaptive/adaptive_region.h"
 #include "bench_common.h"
 
 #define FILE_BYTES 4096

@@ -10,7 +10,7 @@
 #ifndef IOTIER_IOTITLE_H
 #define IOTIER_IOTITLE_H
 
-#define IOTITLE_MAX 4096   /* TITLE_MAX of shim/title.h: the bytes the shim looks at */
+#define IOTITLE_MAX 4096   /* TITLE_MAX of shim/core/title.h: the bytes the shim looks at */
 
 struct iotitle_event {
 	__u32 tgid;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * fuzz-config.c: libFuzzer target for the configuration loader (shim/config.c): the input
+ * fuzz-config.c: libFuzzer target for the configuration loader (shim/core/config.c): the input
  * is an IOTIER_CONFIG file's text. Its first line, when it is KEY=VALUE, also stands for
  * the environment, so that the file-against-environment precedence is exercised. Built
  * with -Dfuzz=enabled (fuzz/meson.build).
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "core/config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

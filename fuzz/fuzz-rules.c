@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * fuzz-rules.c: libFuzzer target for the rule and class parsers (shim/rules.c). The input
+ * fuzz-rules.c: libFuzzer target for the rule and class parsers (shim/core/rules.c). The input
  * is a rule list, as --low or IOTIER_LOW gives it; a list that parses is then matched
  * against subjects cut from the same input, and the first line is also tried as a low
  * and a high class. Built with -Dfuzz=enabled (fuzz/meson.build).
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rules.h"
+#include "core/rules.h"
 
 #define INPUT_MAX 8192
 

@@ -21,8 +21,8 @@
 
 #include "cli/cli.h"
 #include "commands.h"
-#include "config.h"
-#include "ioprio.h"
+#include "core/config.h"
+#include "core/ioprio.h"
 #include "launch/launch.h"
 #include "trace/check/trace_check.h"
 #include "trace/common/trace_common.h"
@@ -113,13 +113,13 @@ struct check_tracers {
 
 static bool ioprio_is(uint16_t got, int want)
 {
-	unsigned want_class = ioprio_class_of((unsigned)want);
+	unsigned want_class = ioprio_class((unsigned)want);
 
-	if (ioprio_class_of(got) != want_class)
+	if (ioprio_class(got) != want_class)
 		return false;
 	/* Levels mean nothing for idle. */
 	return want_class == IOPRIO_CLASS_IDLE ||
-	       ioprio_level_of(got) == ioprio_level_of((unsigned)want);
+	       ioprio_level(got) == ioprio_level((unsigned)want);
 }
 
 static enum expect_tier classify(const struct iotrack_key *key, const char *cmdline, bool *leak,
@@ -141,7 +141,7 @@ static enum expect_tier classify(const struct iotrack_key *key, const char *cmdl
 	case TIER_HIGH:
 		/* "keep" promises nothing but not being demoted: idle is the only leak then. */
 		*leak = cfg->high_ioprio == IOPRIO_KEEP ?
-			ioprio_class_of(key->ioprio) == IOPRIO_CLASS_IDLE :
+			ioprio_class(key->ioprio) == IOPRIO_CLASS_IDLE :
 			!ioprio_is(key->ioprio, cfg->high_ioprio);
 		break;
 	default:

@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "loopdev.h"
-#include "rules.h"
+#include "core/rules.h"
 
 #define READ_SIZE 4096
 #define WRITE_SIZE (1024 * 1024)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Description: a low thread's split calls cannot be told from the unsplit ones (issue 25,
- * shim/split_io.c's rules). Run under the shim with IOTIER_LOW=bg-* and a target; the program
+ * shim/adaptive/split_io.c's rules). Run under the shim with IOTIER_LOW=bg-* and a target; the program
  * pins the shared region it finds in /proc/self/maps (the controller stopped, a finite cap,
  * a 16 KiB chunk: every call larger than 16 KiB is a candidate for the splitter). Modes:
  *  - atomic: two low threads write() 1 MiB records to one O_DIRECT fd (one shared file

@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "adaptive_region.h"
+#include "adaptive/adaptive_region.h"
 
 /* The memfd link of the shim's region, as /proc/self/maps and /proc/self/fd show it. */
 #define ADAPTIVE_REGION_LINK "/memfd:" ADAPTIVE_REGION_NAME

@@ -36,7 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "adaptive_view.h"
+#include "adaptive/adaptive_view.h"
 #include "adaptive_worker.h"
 #include "cleanup.h"
 #include "test_env.h"

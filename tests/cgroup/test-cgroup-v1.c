@@ -29,8 +29,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cgroup_tier.h"
-#include "config.h"
+#include "core/cgroup_tier.h"
+#include "core/config.h"
 #include "sandbox.h"
 #include "cleanup.h"
 #include "run_capture.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * slot_audit.h: what the churn and storm tests assert about the shim's own bookkeeping. The
- * shim keeps one record per thread in the memfd mapping "iotier-state" (shim/state_table.h),
+ * shim keeps one record per thread in the memfd mapping "iotier-state" (shim/include/state_table.h),
  * the same table `iotier threads` reads; a preloaded test program finds it in its own
  * /proc/self/maps and checks that every record in use belongs to a live thread of its own.
  */

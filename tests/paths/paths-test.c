@@ -48,7 +48,7 @@
 #include "iolat.h"
 #include "cleanup.h"
 #include "loopdev.h"
-#include "rules.h"
+#include "core/rules.h"
 #include "scratch_fs.h"
 #include "sysctl_guard.h"
 #include "test_env.h"

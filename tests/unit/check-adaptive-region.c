@@ -23,8 +23,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "adaptive_region.h"
-#include "adaptive_view.h"
+#include "adaptive/adaptive_hist.h"
+#include "adaptive/adaptive_region.h"
+#include "adaptive/adaptive_view.h"
 #include "check_main.h"
 #include "region_fixture.h"
 

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "adaptive_target.h"
-#include "config.h"
+#include "core/adaptive_target.h"
+#include "core/config.h"
 #include "check_main.h"
 
 static struct adaptive_target t;

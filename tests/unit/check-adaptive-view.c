@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * check-adaptive-view.c: unit tests of the seqlock reader of the adaptive region
- * (shim/adaptive_view.c): it never keeps a copy taken while the sequence was odd or while
+ * (shim/adaptive/adaptive_view.c): it never keeps a copy taken while the sequence was odd or while
  * it moved, gives up rather than spin forever, and the stepper leaves the sequence even
  * and two further on after each step, with the controller's fields readable in between.
  */
@@ -13,8 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "adaptive_region.h"
-#include "adaptive_view.h"
+#include "adaptive/adaptive_region.h"
+#include "adaptive/adaptive_view.h"
 #include "check_main.h"
 
 #define TORN 99u /* the level a copy shows when it was taken in the middle of a step */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * check-adaptive.c: unit tests of the adaptive controller (shim/adaptive.c). Two kinds: a
+ * check-adaptive.c: unit tests of the adaptive controller (shim/adaptive/adaptive.c). Two kinds: a
  * simulated device (sim_device.c) for the behaviour a user sees (the cap engages under
  * contention, the target holds in steady state, everything is released when the reader
  * stops, the floor is kept), and hand-made windows for the exact rules (the ladder, the
@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "adaptive.h"
+#include "adaptive/adaptive.h"
+#include "adaptive/adaptive_hist.h"
 #include "sim_device.h"
 #include "check_main.h"
 

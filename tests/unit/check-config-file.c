@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "core/config.h"
 #include "check_main.h"
 
 static struct config cfg; /* large: rule globs are inline */

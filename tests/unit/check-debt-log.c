@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * check-debt-log.c: unit tests of the debt guard's log reader (shim/debt_log.c) on real
+ * check-debt-log.c: unit tests of the debt guard's log reader (shim/adaptive/debt_log.c) on real
  * files: only lines appended after the program opened its log count, a stall line raises
  * the debt and it is held for DEBT_LOG_HOLD_NS after the last one, a line is read only once
  * it is complete, a new log at the same path or a truncated one is read from its top, a
@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "adaptive_region.h"
+#include "adaptive/adaptive_region.h"
 #include "check_main.h"
 #include "cleanup.h"
 #include "region_fixture.h"

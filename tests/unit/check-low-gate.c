@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "low_gate.h"
+#include "adaptive/low_gate.h"
 #include "check_main.h"
 
 #define GENEROUS_MS 30000 /* a loaded CI machine: far longer than any of these waits */

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rules.h"
+#include "core/rules.h"
 #include "check_main.h"
 
 static struct rule_set set;

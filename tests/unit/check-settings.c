@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * check-settings.c: the settings table (shim/settings.def) against what is built from it
+ * check-settings.c: the settings table (shim/core/settings.def) against what is built from it
  * and what documents it. Every key is named in README.md's settings table, in the man page
  * and in docs/shim.md; every flag is in the man page and in the CLI's help; every default
  * parses with the shim's own parser. The checker is also run on a copy of the README with
@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
-#include "settings.def"
+#include "core/config.h"
+#include "core/settings.def"
 #include "launch/shim_options.h"
 #include "check_main.h"
 

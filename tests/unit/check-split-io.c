@@ -16,7 +16,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "split_io.h"
+#include "adaptive/split_io.h"
 #include "check_main.h"
 
 #define MAX_CALLS 64

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * check-state-file.c: unit tests of shim/state_file.h's reading of /proc/PID/stat, which
+ * check-state-file.c: unit tests of shim/include/state_file_format.h's reading of /proc/PID/stat, which
  * both the shim (writing its start time) and the exporter (telling a live process from a
  * reused pid) rely on. A command name may hold spaces and parentheses; the start time must
  * still come from field 22, and text that is cut short must give 0, never a wrong number.
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "state_file.h"
+#include "state_file_format.h"
 #include "check_main.h"
 
 static unsigned long long parse(const char *text)

@@ -8,7 +8,7 @@
 
 #include <check.h>
 
-#include "adaptive_region.h"
+#include "adaptive/adaptive_region.h"
 
 static inline struct adaptive_region *region_fixture(const char *expr, uint64_t now_ns)
 {

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "adaptive.h"
+#include "adaptive/adaptive.h"
 
 struct sim_device {
 	uint64_t base_ns, jitter_ns;   /* a read alone: base + uniform [0, jitter) */

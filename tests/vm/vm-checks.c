@@ -31,8 +31,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cgroup_tier.h"
-#include "config.h"
+#include "core/cgroup_tier.h"
+#include "core/config.h"
 #include "small_file.h"
 #include "test_env.h"
 

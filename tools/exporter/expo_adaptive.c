@@ -2,7 +2,7 @@
 /*
  * expo_adaptive.c: the adaptive controllers in the shims' state files, published as
  * iotier_adaptive_* (docs/operations.md). The shim writes the controller's numbers into
- * its state file (shim/state_file.h), so the exporter needs no access to the processes'
+ * its state file (shim/include/state_file_format.h), so the exporter needs no access to the processes'
  * memory: it runs with CAP_BPF and CAP_PERFMON only and could not read another user's
  * region anyway. One controller governs a whole process tree; the files of the tree's
  * processes name the same creator pid, and the freshest (the most windows) is kept (only
@@ -17,7 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "adaptive.h"
+#include "adaptive/adaptive.h"
 #include "expo_state.h"
 
 #define PREFIX "adaptive_"

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "adaptive_view.h"
+#include "adaptive/adaptive_view.h"
 #include "expo_state.h"
 
 /*

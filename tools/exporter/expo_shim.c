@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * expo_shim.c: read the state files the shims leave (format in shim/state_file.h) and sum
+ * expo_shim.c: read the state files the shims leave (format in shim/include/state_file_format.h) and sum
  * them into a handful of series: processes, processes by tier, threads by tier and class.
  * No pid, command or cgroup becomes a label, so the shim metrics are at most 12 series
  * however many processes run. A file counts only while its process lives: its pid exists,
  * started when the file says (not a reused pid) and belongs to the file's owner (or the
  * file is root's), so a user cannot pose as another's process. Files of dead processes
  * (the pid gone, or reused by a process that started at another time) and abandoned temp
- * files are removed (state_file_judge in shim/state_file.h), which keeps the directory
+ * files are removed (state_file_judge in shim/include/state_file_format.h), which keeps the directory
  * bounded after SIGKILLs and crashes.
  */
 #include "expo_shim.h"
@@ -25,7 +25,7 @@
 
 #include "expo_adaptive.h"
 #include "expo_state.h"
-#include "state_file.h"
+#include "state_file_format.h"
 
 #define EXPO_SHIM_MAX_FILES 100000   /* a scan reads at most this many files */
 #define EXPO_SHIM_FILE_MAX 8192      /* a state file is under 2 KiB: more is not one */

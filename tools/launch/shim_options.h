@@ -11,8 +11,8 @@
 #include <getopt.h>
 #include <stdbool.h>
 
-#include "config.h"
-#include "settings.def"
+#include "core/config.h"
+#include "core/settings.def"
 
 /*
  * getopt values of the shim flags, one per settings.def row; a flag with a short form uses

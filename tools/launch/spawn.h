@@ -11,7 +11,7 @@
 
 #include <sys/types.h>
 
-#include "config.h"
+#include "core/config.h"
 
 /* A command forked and held before its exec. */
 struct spawn {

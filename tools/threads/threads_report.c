@@ -20,8 +20,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "cgroup_tier.h"
-#include "rules.h"
+#include "core/cgroup_tier.h"
+#include "core/rules.h"
 #include "threads_memfd.h"
 
 /* Why the state could not be read, for THREADS_UNKNOWN. */

@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cgroup_tier.h"
-#include "rules.h"
+#include "core/cgroup_tier.h"
+#include "core/rules.h"
 #include "threads_adaptive.h"
 #include "trace/common/text_escape.h"
 

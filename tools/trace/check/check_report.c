@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ioprio.h"
-#include "rules.h"       /* ioprio_class_names */
+#include "core/ioprio.h"
+#include "core/rules.h"       /* ioprio_class_names */
 #include "trace/common/ioprio_text.h"
 #include "trace/common/json_text.h"
 #include "trace/common/text_escape.h"
@@ -63,7 +63,7 @@ static unsigned op_of(const struct iotrack_key *k)
 int check_report_add(struct check_report *r, enum expect_tier tier, const struct iotrack_key *k,
 		     const struct iotrack_stats *st, bool leak)
 {
-	unsigned cls = ioprio_class_of(k->ioprio), op = op_of(k);
+	unsigned cls = ioprio_class(k->ioprio), op = op_of(k);
 	int cause = cause_of(k);
 	struct check_cell *c;
 	struct check_row *row;
@@ -74,7 +74,7 @@ int check_report_add(struct check_report *r, enum expect_tier tier, const struct
 	c->count += st->count;
 	c->bytes += st->bytes;
 	if (st->count)
-		c->level_mask |= 1u << ioprio_level_of(k->ioprio);
+		c->level_mask |= 1u << ioprio_level(k->ioprio);
 	lat_sum(&c->lat, &st->lat);
 	if (leak) {
 		r->leaks[tier][op][cause].count += st->count;

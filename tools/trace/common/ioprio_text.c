@@ -7,12 +7,12 @@
 
 #include <stdio.h>
 
-#include "ioprio.h"
-#include "rules.h"
+#include "core/ioprio.h"
+#include "core/rules.h"
 
 const char *ioprio_text(uint16_t ioprio, char *buf, size_t len)
 {
-	if (!ioprio_class_name(ioprio_class_of(ioprio))) {
+	if (!ioprio_class_name(ioprio_class(ioprio))) {
 		snprintf(buf, len, "?");
 		return buf;
 	}

@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "iolat.skel.h"
-#include "ioprio.h"
+#include "core/ioprio.h"
 #include "trace/common/bpf_print.h"
 #include "trace/common/kernel_probe.h"
 
@@ -475,7 +475,7 @@ int lat_session_inflight_by_class(struct lat_session *s, __u64 count[IOLAT_NR_CL
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, &v))
 			continue;   /* completed since: no longer in flight */
-		c = ioprio_class_of(v.ioprio) & (IOLAT_NR_CLASSES - 1);
+		c = ioprio_class(v.ioprio) & (IOLAT_NR_CLASSES - 1);
 		count[c]++;
 		if (!oldest_ns[c] || v.t.start_ns < oldest_ns[c])
 			oldest_ns[c] = v.t.start_ns;

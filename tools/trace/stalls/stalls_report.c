@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ioprio.h"
-#include "rules.h"       /* ioprio_class_name */
+#include "core/ioprio.h"
+#include "core/rules.h"       /* ioprio_class_name */
 #include "trace/common/ioprio_text.h"
 #include "trace/common/json_text.h"
 #include "trace/common/text_escape.h"
@@ -168,11 +168,11 @@ static json_t *dirtied_json(const struct stalls_report *r)
 static json_t *row_json(const struct stalls_report *r, size_t i)
 {
 	const struct stalls_row *row = &r->snap.rows[i];
-	const char *cls_name = ioprio_class_name(ioprio_class_of(row->ioprio));
+	const char *cls_name = ioprio_class_name(ioprio_class(row->ioprio));
 	json_t *o = json_pack("{s:I, s:I, s:s, s:s, s:i, s:s, s:I, s:I, s:I, s:I, s:I}",
 			      "pid", (json_int_t)row->tgid, "tid", (json_int_t)row->tid,
 			      "tier", expect_tier_name(r->tiers[i]),
-			      "class", cls_name ? cls_name : "?", "level", (int)ioprio_level_of(row->ioprio),
+			      "class", cls_name ? cls_name : "?", "level", (int)ioprio_level(row->ioprio),
 			      "cause", expect_stall_cause_name(row->cause),
 			      "count", (json_int_t)row->lat.count,
 			      "total_ns", (json_int_t)row->lat.sum_ns,
@@ -260,7 +260,7 @@ void stalls_report_print_prom(const struct stalls_report *r, FILE *out)
 			metrics[m][1], metrics[m][0]);
 		for (size_t i = 0; i < r->snap.n_rows; i++) {
 			const struct stalls_row *row = &r->snap.rows[i];
-			const char *cls = ioprio_class_name(ioprio_class_of(row->ioprio));
+			const char *cls = ioprio_class_name(ioprio_class(row->ioprio));
 			char thread[80];
 			double v = m == 0 ? (double)row->lat.count :
 				   m == 1 ? (double)row->lat.sum_ns / 1e9 :

@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: MIT
+/*
+ * adaptive_region.c: the controller and the gate in one shared mapping (see
+ * adaptive_region.h). A step collects the window from the shared counters, runs
+ * adaptive_step and hands the decision to the gate with a fresh lease.
+ */
+#include "adaptive_region.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/sys.h"
+
+void (*adaptive_region_mid_step)(void);
+
+/* The region this process found corrupt; at most one per process, and for good. */
+static _Atomic(const struct adaptive_region *) bad_region;
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+bool adaptive_region_bad(const struct adaptive_region *r)
+{
+	return atomic_load_explicit(&bad_region, memory_order_relaxed) == r;
+}
+
+/* @r is corrupt: no target here from now on, said once. */
+static void refuse(struct adaptive_region *r, const char *why)
+{
+	const struct adaptive_region *none = NULL;
+
+	if (atomic_compare_exchange_strong(&bad_region, &none, r))
+		shim_warn_once(WARN_ADAPTIVE, "the adaptive tier's shared state is corrupt (%s): "
+			       "this process applies no target from now on", why);
+}
+
+uint32_t adaptive_region_chunk(const struct adaptive_region *r)
+{
+	uint32_t chunk = atomic_load_explicit(&r->chunk, memory_order_relaxed);
+
+	if (adaptive_region_bad(r) || chunk < 4096 || chunk > (1u << 30) || (chunk & (chunk - 1)))
+		return ADAPTIVE_UNLIMITED;
+	return chunk;
+}
+
+static void publish(struct adaptive_region *r, uint64_t now_ns)
+{
+	atomic_store(&r->chunk, r->ctl.chunk);
+	low_gate_set_cap(&r->gate, r->ctl.cap, now_ns + ADAPTIVE_LEASE_NS);
+	atomic_store(&r->deadline_ns, adaptive_deadline(&r->ctl));
+}
+
+struct adaptive_region *adaptive_region_create(const struct adaptive_params *p,
+					       const struct adaptive_target *t, uint64_t now_ns)
+{
+	return adaptive_region_create_fd(p, t, now_ns, NULL);
+}
+
+struct adaptive_region *adaptive_region_create_fd(const struct adaptive_params *p,
+						  const struct adaptive_target *t, uint64_t now_ns,
+						  int *fd_out)
+{
+	struct adaptive_region *r = shared_map_create_fd(ADAPTIVE_REGION_NAME, sizeof(*r), fd_out);
+
+	if (!r)
+		return NULL;
+	r->layout = ADAPTIVE_REGION_LAYOUT;
+	r->size = sizeof(*r);
+	r->creator_pid = getpid();
+	low_gate_init(&r->gate);
+	adaptive_init(&r->ctl, p, t, now_ns);
+	publish(r, now_ns);
+	/* Last: a reader that sees the magic sees an initialised region. */
+	atomic_store((_Atomic uint64_t *)&r->magic, ADAPTIVE_REGION_MAGIC);
+	return r;
+}
+
+bool adaptive_region_valid(const struct adaptive_region *r, size_t len)
+{
+	return len >= sizeof(*r) &&
+	       atomic_load((_Atomic uint64_t *)&r->magic) == ADAPTIVE_REGION_MAGIC &&
+	       r->layout == ADAPTIVE_REGION_LAYOUT && r->size == sizeof(*r);
+}
+
+/* Does @fd name a memfd called ADAPTIVE_REGION_NAME? /proc says: "/memfd:NAME (deleted)". */
+static bool named_region(int fd)
+{
+	static const char want[] = "/memfd:" ADAPTIVE_REGION_NAME;
+	char path[32], link[64];
+	ssize_t len;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	len = readlink(path, link, sizeof(link) - 1);
+	if (len < (ssize_t)sizeof(want) - 1)
+		return false;
+	link[len] = '\0';
+	return !strncmp(link, want, sizeof(want) - 1) &&
+	       (link[sizeof(want) - 1] == '\0' || link[sizeof(want) - 1] == ' ');
+}
+
+struct adaptive_region *adaptive_region_adopt(int fd, const char **why, bool *ours)
+{
+	struct adaptive_region *r;
+	struct stat st;
+	long seals;
+
+	*ours = false;
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		*why = "not an open descriptor";
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode) || !named_region(fd)) {
+		*why = "not the adaptive tier's memfd";
+		return NULL;
+	}
+	*ours = true;
+	if (st.st_size != (off_t)sizeof(*r)) {
+		*why = "a region of another build of iotier (its size differs)";
+		return NULL;
+	}
+	/* Raw: fcntl() is the shim's own wrapper (wrap_fd.c), a layer above this one */
+	seals = sys_call(SYS_fcntl, fd, F_GET_SEALS);
+	if (seals < 0 || (seals & LOW_GATE_SEALS) != LOW_GATE_SEALS) {
+		*why = "its memfd is not sealed against resizing (any process could truncate it)";
+		return NULL;
+	}
+	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (r == MAP_FAILED) {
+		*why = "cannot map it";
+		return NULL;
+	}
+	if (!adaptive_region_valid(r, sizeof(*r))) {
+		munmap(r, sizeof(*r));
+		*why = "a region of another build of iotier (its header differs)";
+		return NULL;
+	}
+	return r;
+}
+
+void adaptive_region_destroy(struct adaptive_region *r)
+{
+	if (r)
+		munmap(r, sizeof(*r));
+}
+
+/*
+ * Take the window's counts out of the shared counters (the histogram summed over its
+ * slots; w is zeroed by the caller); new reads go to the next one.
+ */
+static void collect(struct adaptive_region *r, struct adaptive_window *w)
+{
+	uint64_t waits = atomic_load(&r->gate.waits), bytes = atomic_load(&r->gate.bytes);
+	uint64_t splits = atomic_load(&r->splits);
+
+	for (uint32_t s = 0; s < ADAPTIVE_HIST_SLOTS; s++)
+		for (uint32_t i = 0; i < HIST_NR_BUCKETS; i++) {
+			_Atomic uint32_t *c = &r->hist[s].count[i];
+
+			/* Load first: most buckets are empty, and a load does not take the line. */
+			if (atomic_load_explicit(c, memory_order_relaxed))
+				w->hist[i] += atomic_exchange_explicit(c, 0, memory_order_relaxed);
+		}
+	w->low_bytes = bytes - r->seen_bytes;
+	w->low_limited = (waits - r->seen_waits) + (splits - r->seen_splits);
+	r->seen_bytes = bytes;
+	r->seen_waits = waits;
+	r->seen_splits = splits;
+}
+
+/*
+ * The lock word: who steps (the pid, for a reader) and since when (the low 32 bits of the
+ * CLOCK_MONOTONIC millisecond, never 0). Unique per step: one process steps at most once
+ * a window, and two of its threads cannot both hold the word.
+ */
+static uint64_t stepper_id(pid_t pid, uint64_t now_ns)
+{
+	uint32_t ms = (uint32_t)(now_ns / 1000000);
+
+	return (uint64_t)(uint32_t)pid << 32 | (ms ? ms : 1);
+}
+
+/* Past its lease? Signed: a taker's coarse clock may run a little behind the holder's. */
+static bool stepper_stale(uint64_t holder, uint64_t now_ns)
+{
+	int32_t age_ms = (int32_t)((uint32_t)(now_ns / 1000000) - (uint32_t)holder);
+
+	return age_ms >= (int32_t)(STEPPER_LEASE_NS / 1000000);
+}
+
+/*
+ * The try-lock. A step past its lease is taken over, whatever became of its stepper (dead,
+ * stopped, stalled): the controller would otherwise stop for the whole tree, the cap's
+ * lease run out and the low tier go free. No syscall: a high reader may be the caller.
+ */
+static bool take_stepper(struct adaptive_region *r, uint64_t now_ns, uint64_t id)
+{
+	uint64_t holder = 0;
+
+	if (atomic_compare_exchange_strong(&r->stepper, &holder, id))
+		return true;
+	if (!stepper_stale(holder, now_ns) ||
+	    !atomic_compare_exchange_strong(&r->stepper, &holder, id))
+		return false;
+	atomic_fetch_add(&r->takeovers, 1);
+	return true;
+}
+
+/* Let the lock go if it is still ours: a stale stepper must not free its taker's. */
+static void release_stepper(struct adaptive_region *r, uint64_t id)
+{
+	atomic_compare_exchange_strong(&r->stepper, &id, 0);
+}
+
+/*
+ * Make the seqlock odd for this step, into *@odd. An odd count here is a step that never
+ * ended (its stepper died or was taken over): the next odd value, so that its stepper, if
+ * it resumes, cannot end ours. False when a stale stepper moved it at that very moment.
+ */
+static bool begin_write(struct adaptive_region *r, uint32_t *odd)
+{
+	uint32_t seq = atomic_load(&r->seq);
+
+	*odd = seq & 1 ? seq + 2 : seq + 1;
+	if (!atomic_compare_exchange_strong(&r->seq, &seq, *odd))
+		return false;
+	atomic_thread_fence(memory_order_release);
+	return true;
+}
+
+/* Even again; false when the step is no longer ours (taken over while we were away). */
+static bool end_write(struct adaptive_region *r, uint32_t odd)
+{
+	return atomic_compare_exchange_strong_explicit(&r->seq, &odd, odd + 1,
+						       memory_order_release, memory_order_relaxed);
+}
+
+/* Under the lock, the seqlock odd: check, collect, step. False: the region is bad. */
+static bool step_locked(struct adaptive_region *r, uint64_t now_ns)
+{
+	struct adaptive_window *w = &r->window;
+	const char *why;
+
+	if (!adaptive_sane(&r->ctl, now_ns, &why) || !low_gate_sane(&r->gate, now_ns) ||
+	    !memchr(r->debt.path, 0, sizeof(r->debt.path)) ||
+	    !memchr(r->debt.cur_path, 0, sizeof(r->debt.cur_path))) {
+		refuse(r, why ? why : "its gate's fields or its log's path are out of range");
+		return false;
+	}
+	adaptive_repair(&r->ctl); /* a torn step's level, cap and chunk made to agree */
+	memset(w, 0, sizeof(*w));
+	collect(r, w);
+	w->debt = (uint8_t)debt_log_poll(&r->debt, now_ns);
+	adaptive_step(&r->ctl, now_ns, w);
+	if (adaptive_region_mid_step)
+		adaptive_region_mid_step();
+	return true;
+}
+
+int adaptive_region_maybe_step(struct adaptive_region *r, uint64_t now_ns, pid_t pid, pid_t tid)
+{
+	uint64_t id = stepper_id(pid, now_ns);
+	uint32_t level, odd;
+	bool ok;
+
+	(void)tid;
+	if (!adaptive_region_due(r, now_ns) || adaptive_region_bad(r) ||
+	    !take_stepper(r, now_ns, id))
+		return 0;
+	if (!adaptive_region_due(r, now_ns) || !begin_write(r, &odd)) {
+		release_stepper(r, id); /* someone stepped just before us */
+		return 0;
+	}
+	if (atomic_load(&r->stepper) != id) { /* stopped since the lock, and taken over */
+		end_write(r, odd);
+		return 0;
+	}
+	level = r->ctl.level;
+	ok = step_locked(r, now_ns);
+	/* Taken over while stopped or stalled: the taker publishes, not us. */
+	if (!end_write(r, odd))
+		return 0;
+	if (ok && r->ctl.level != level)
+		atomic_fetch_add(&r->level_changes, 1);
+	if (ok)
+		publish(r, now_ns);
+	release_stepper(r, id);
+	return ok;
+}
+
+struct gate_waiter {
+	struct adaptive_region *r;
+	pid_t pid, tid;
+};
+
+/* A held thread's tick: step if the window ended (the coarse clock, as after a low I/O). */
+static void step_while_held(void *arg)
+{
+	const struct gate_waiter *w = arg;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	adaptive_region_maybe_step(w->r, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec,
+				   w->pid, w->tid);
+}
+
+uint32_t adaptive_region_gate_enter(struct adaptive_region *r, pid_t pid, pid_t tid,
+				    uint64_t max_wait_ns)
+{
+	struct gate_waiter w = { .r = r, .pid = pid, .tid = tid };
+
+	if (adaptive_region_bad(r))
+		return 0;
+	if (!low_gate_sane(&r->gate, monotonic_ns())) {
+		refuse(r, "its gate's cap, count in flight or lease is out of range");
+		return 0;
+	}
+	return low_gate_enter_ticking(&r->gate, pid, tid, max_wait_ns, step_while_held, &w);
+}

@@ -1,0 +1,432 @@
+// SPDX-License-Identifier: MIT
+/*
+ * adaptive_hook.c: the adaptive tier inside the wrappers (see adaptive_hook.h): a high
+ * thread's synchronous reads timed into the window, a low thread's I/O through the gate
+ * and the splitter, and the gate's side of the writeback push and of async submissions.
+ */
+#include "adaptive_hook.h"
+
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "adaptive_low.h"
+#include "adaptive_tree.h"
+#include "fd_table.h"
+#include "low_paths.h"
+#include "real.h"
+#include "state_file.h"
+#include "adaptive/adaptive_region.h"
+#include "adaptive/split_io.h"
+#include "core/sys.h"
+
+
+static uint64_t clock_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* For timing a read: precise. */
+static uint64_t now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+/*
+ * For "has the window ended?" after every low I/O: the same clock to a tick (a few ms, next
+ * to 100 ms windows), read from a variable instead of the time source, so that a page-cache
+ * hit of a low thread stays cheap.
+ */
+static uint64_t coarse_now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC_COARSE);
+}
+
+void adaptive_hook_init(void)
+{
+	struct adaptive_params p;
+
+	/* A region handed across exec first: one target, one controller per tree. */
+	adaptive_on = adaptive_tree_inherit(&shim.cfg.target);
+	if (!adaptive_on && shim.cfg.target.set) {
+		adaptive_params_default(&p);
+		p.floor_rate = shim.cfg.low_min_rate;
+		adaptive_on = adaptive_tree_create(&p, &shim.cfg.target, now_ns());
+		if (!adaptive_on)
+			shim_warn_once(WARN_ADAPTIVE, "cannot map the adaptive tier's state: %s; the "
+				       "target is not applied", strerrordesc_np(errno));
+	}
+	/* Inherited or our own, this process's state file shows the tree's controller. */
+	state_file_show_adaptive(adaptive_on);
+}
+
+/* When this process's state file next shows the controller's decisions. */
+static _Atomic uint64_t next_publish_ns;
+
+/* No FNM_PATHNAME, as for drop-behind: '*' crosses '/', so '*' + '/LOG' is any DB's log. */
+void adaptive_hook_opened(int fd, const char *path, bool writable)
+{
+	if (!adaptive_on || !writable || !shim.cfg.debt_log[0] || fd < 0 || !path)
+		return;
+	if (glob_match(shim.cfg.debt_log, path)) {
+		shim_log(LOG_DEBUG, "debt guard: reading %s for write stalls", path);
+		debt_log_note(&adaptive_on->debt, fd);
+	}
+}
+
+/* Run the controller if the window ended; errno as it was. */
+static void maybe_step(uint64_t now)
+{
+	int saved;
+
+	if (likely(!adaptive_region_due(adaptive_on, now)))
+		return;
+	saved = errno;
+	if (adaptive_region_maybe_step(adaptive_on, now, sys_getpid(), adaptive_self_tid()) &&
+	    now >= atomic_load_explicit(&next_publish_ns, memory_order_relaxed)) {
+		/* The exporter's view of the controller; a second stale at most. */
+		atomic_store_explicit(&next_publish_ns, now + STATE_FILE_ADAPTIVE_EVERY_NS,
+				      memory_order_relaxed);
+		state_file_publish();
+	}
+	errno = saved;
+}
+
+/* Storage fds only: a pipe or a socket is neither timed nor held. errno as it was. */
+static uint32_t kind_of(int fd)
+{
+	int saved = errno;
+	uint32_t kind = (unsigned)fd < PATH_FD_MAX ? fd_kind(fd) : FD_KIND_OTHER;
+
+	errno = saved;
+	return kind;
+}
+
+/* ---- the low side ---------------------------------------------------------------- */
+
+/* adaptive_low_begin for an fd whose kind is known. */
+static uint32_t low_begin(uint32_t kind, bool write)
+{
+	if (kind == FD_KIND_OTHER) /* a pipe, a socket: not the disk's business */
+		return ADAPTIVE_UNGATED;
+	/*
+	 * A buffered write is a copy into the page cache; its device I/O is the writeback push
+	 * (adaptive_push_enter) or the flusher's. So it holds no slot while it copies, but it
+	 * passes the gate: it waits while the low tier is held (or every slot is taken), and a
+	 * held compaction stops dirtying memory that the flusher would write at the default
+	 * class.
+	 */
+	if (write && kind == FD_KIND_FILE) {
+		low_gate_exit(&adaptive_on->gate, adaptive_gate_enter(), 0);
+		return 0;
+	}
+	return adaptive_gate_enter();
+}
+
+uint32_t adaptive_low_begin(int fd, bool write)
+{
+	return low_begin(kind_of(fd), write);
+}
+
+void adaptive_low_end(uint32_t ticket, ssize_t ret)
+{
+	int saved;
+
+	if (ticket == ADAPTIVE_UNGATED)
+		return;
+	saved = errno;
+	/* Bytes are counted here, once: a buffered write's push counts none again. */
+	low_gate_exit(&adaptive_on->gate, ticket, ret > 0 ? (uint64_t)ret : 0);
+	maybe_step(coarse_now_ns());
+	errno = saved;
+}
+
+enum low_op { OP_PREAD, OP_PWRITE, OP_READ, OP_WRITE };
+
+struct low_call {
+	int fd;
+	uint32_t kind; /* FD_KIND_*, found once per call */
+	enum low_op op;
+};
+
+static bool op_writes(enum low_op op)
+{
+	return op == OP_PWRITE || op == OP_WRITE;
+}
+
+static ssize_t real_io(const struct low_call *call, char *buf, size_t len, off_t off)
+{
+	switch (call->op) {
+	case OP_PREAD:
+		return REAL(pread)(call->fd, buf, len, off);
+	case OP_PWRITE:
+		return REAL(pwrite)(call->fd, buf, len, off);
+	case OP_READ:
+		return REAL(read)(call->fd, buf, len);
+	default:
+		return REAL(write)(call->fd, buf, len);
+	}
+}
+
+/* One piece of a low thread's I/O, or a whole call: through the gate, then the real call. */
+static ssize_t gated_piece(void *ctx, char *buf, size_t len, off_t off)
+{
+	const struct low_call *call = ctx;
+	uint32_t ticket = low_begin(call->kind, op_writes(call->op));
+	ssize_t ret = real_io(call, buf, len, off);
+
+	adaptive_low_end(ticket, ret);
+	return ret;
+}
+
+/*
+ * The smallest piece. No level's chunk is below 16 KiB; one read from a garbled region could
+ * be, and a 64 MiB call cut into bytes would never end.
+ */
+#define PIECE_MIN 4096u
+
+/*
+ * The splitter's allowance, asked before every piece (split_io.c, rule 10): the chunk in
+ * force now, and no limit once the tier is released (no cap, or a cap whose lease ran out,
+ * which the gate no longer enforces either).
+ */
+static size_t piece_allowance(void *ctx)
+{
+	struct low_gate *g = &adaptive_on->gate;
+	/* checked: a garbled chunk means no limit (adaptive_region.h), never a tiny piece */
+	uint32_t chunk = adaptive_region_chunk(adaptive_on);
+	uint64_t lease;
+
+	(void)ctx;
+	if (atomic_load_explicit(&g->cap, memory_order_relaxed) == LOW_GATE_UNLIMITED ||
+	    chunk == ADAPTIVE_UNLIMITED)
+		return 0;
+	lease = atomic_load_explicit(&g->lease_ns, memory_order_relaxed);
+	if (lease && coarse_now_ns() >= lease)
+		return 0;
+	return chunk < PIECE_MIN ? PIECE_MIN : chunk;
+}
+
+/*
+ * The O_DIRECT alignment of @fd (split_io.c, rule 5): the larger of statx's memory and
+ * offset alignments; without STATX_DIOALIGN (before 6.1, a file system that has none, a
+ * sandbox without statx), the logical block size of a block device and st_blksize of a
+ * file, both at least the real alignment. 0: not found. errno is the caller's to keep.
+ */
+static uint32_t find_dio_align(int fd, bool *blockdev)
+{
+	struct statx sx = { 0 };
+	struct stat st;
+	int sector = 0;
+
+	if (sys_call(SYS_statx, fd, "", AT_EMPTY_PATH, STATX_TYPE | STATX_DIOALIGN, &sx) == 0) {
+		*blockdev = S_ISBLK(sx.stx_mode);
+		if ((sx.stx_mask & STATX_DIOALIGN) && sx.stx_dio_offset_align)
+			return sx.stx_dio_offset_align > sx.stx_dio_mem_align
+				       ? sx.stx_dio_offset_align
+				       : sx.stx_dio_mem_align;
+		st.st_blksize = sx.stx_blksize;
+	} else if (sys_call(SYS_fstat, fd, &st) == 0) {
+		*blockdev = S_ISBLK(st.st_mode);
+	} else {
+		return 0;
+	}
+	if (*blockdev && sys_call(SYS_ioctl, fd, BLKSSZGET, &sector) == 0 && sector > 0)
+		return (uint32_t)sector;
+	return st.st_blksize > 0 ? (uint32_t)st.st_blksize : 0;
+}
+
+/*
+ * dio_align, found once per fd and kept in its entry beside its kind (low_paths.h), so
+ * whatever forgets the kind (open, close) forgets it too. 0: unknown, do not cut.
+ */
+static uint32_t dio_align(int fd, bool *blockdev)
+{
+	struct fd_path *p = &fd_paths[fd];
+	uint32_t flags = atomic_load_explicit(&p->flags, memory_order_acquire), align, found;
+	int saved = errno;
+
+	if (!(flags & FD_DIO_MASK)) {
+		align = find_dio_align(fd, blockdev);
+		errno = saved;
+		if (!align || (align & (align - 1)))
+			return 0;
+		found = ((uint32_t)__builtin_ctz(align) + 1) << FD_DIO_SHIFT |
+			(*blockdev ? FD_BLOCKDEV : 0);
+		/* Only onto the entry it was found for: an fd reset meanwhile is found again. */
+		if (!atomic_compare_exchange_strong(&p->flags, &flags, flags | found))
+			return 0;
+		flags |= found;
+	}
+	*blockdev = flags & FD_BLOCKDEV;
+	return 1u << (((flags & FD_DIO_MASK) >> FD_DIO_SHIFT) - 1);
+}
+
+/*
+ * May this pwrite be cut (split_io.c, rules 2, 6 and 7)? O_DIRECT without O_APPEND, ending
+ * within the file size limit and, on a block device, within the device, from a source that
+ * is mapped end to end. Asked only of a call larger than the allowance; errno kept.
+ */
+static bool write_may_cut(const struct low_call *call, const char *buf, size_t n, off_t off,
+			  bool blockdev)
+{
+	struct rlimit lim;
+	uint64_t size;
+	int saved = errno;
+	long fl = sys_call(SYS_fcntl, call->fd, F_GETFL);
+	bool ok = fl >= 0 && (fl & O_DIRECT) && !(fl & O_APPEND);
+
+	if (ok && sys_call(SYS_prlimit64, 0, RLIMIT_FSIZE, NULL, &lim) == 0 &&
+	    lim.rlim_cur != RLIM_INFINITY)
+		ok = (uint64_t)off + n <= lim.rlim_cur;
+	if (ok && blockdev)
+		ok = sys_call(SYS_ioctl, call->fd, BLKGETSIZE64, &size) == 0 &&
+		     (uint64_t)off + n <= size;
+	errno = saved;
+	return ok && split_range_mapped(buf, n);
+}
+
+/*
+ * How to cut this pread or pwrite, larger than the allowance: false to pace it whole (the
+ * rules at the head of split_io.c). A buffered file reads at any alignment; a storage fd
+ * needs its own.
+ */
+static bool may_cut(const struct low_call *call, const char *buf, size_t n, off_t off,
+		    struct split_call *how)
+{
+	bool blockdev = false;
+	uint32_t align = call->kind == FD_KIND_STORAGE ? dio_align(call->fd, &blockdev) : 1;
+
+	if (!align || !split_may_cut(buf, n, off, align))
+		return false;
+	if (call->op == OP_PWRITE && !write_may_cut(call, buf, n, off, blockdev))
+		return false;
+	how->align = align;
+	how->failure = call->op == OP_PWRITE ? SPLIT_FAIL_WRITE : SPLIT_FAIL_REDO_READ;
+	return true;
+}
+
+/* A call larger than the chunk: cut when the rules allow, else paced whole. Out of line. */
+static __attribute__((noinline)) ssize_t low_io_large(struct low_call *call, char *buf,
+						       size_t n, off_t off)
+{
+	struct split_call how = { .piece = gated_piece, .allowance = piece_allowance, .ctx = call };
+
+	if (!piece_allowance(NULL) || !may_cut(call, buf, n, off, &how))
+		return gated_piece(call, buf, n, off);
+	atomic_fetch_add_explicit(&adaptive_on->splits, 1, memory_order_relaxed);
+	return split_io(&how, buf, n, off);
+}
+
+static ssize_t low_io(struct low_call *call, char *buf, size_t n, off_t off)
+{
+	/* unchecked, as a filter only: whatever it says, a cut call asks piece_allowance */
+	uint32_t chunk = atomic_load_explicit(&adaptive_on->chunk, memory_order_relaxed);
+	uint32_t kind = call->kind = kind_of(call->fd);
+
+	/*
+	 * Pipes and sockets are left alone; read() and write() at the file position are paced
+	 * whole (split_io.c, rule 1), and so is a buffered write (one copy) and every call the
+	 * splitter cannot cut without the program noticing.
+	 */
+	if (likely(chunk == ADAPTIVE_UNLIMITED || n <= chunk) || kind == FD_KIND_OTHER ||
+	    call->op == OP_READ || call->op == OP_WRITE ||
+	    (call->op == OP_PWRITE && kind == FD_KIND_FILE))
+		return gated_piece(call, buf, n, off);
+	return low_io_large(call, buf, n, off);
+}
+
+ssize_t adaptive_read(int fd, void *buf, size_t n)
+{
+	struct low_call call = { .fd = fd, .op = OP_READ };
+
+	if (!self_is_low())
+		return REAL(read)(fd, buf, n);
+	return low_io(&call, buf, n, -1);
+}
+
+ssize_t adaptive_write(int fd, const void *buf, size_t n)
+{
+	struct low_call call = { .fd = fd, .op = OP_WRITE };
+
+	if (!self_is_low())
+		return REAL(write)(fd, buf, n);
+	return low_io(&call, (char *)buf, n, -1);
+}
+
+/* Storage and regular files only: a pipe, a socket or a tty says nothing about the disk. */
+static struct adaptive_timing timing_begin(int fd)
+{
+	struct adaptive_timing t = { .kind = kind_of(fd) };
+
+	if (t.kind == FD_KIND_STORAGE || t.kind == FD_KIND_FILE)
+		t.start = now_ns();
+	return t;
+}
+
+struct adaptive_timing adaptive_read_begin(int fd)
+{
+	if (self_is_low())
+		return (struct adaptive_timing){ 0 };
+	return timing_begin(fd);
+}
+
+/*
+ * A read that moved nothing (an error, the end of a file) did not wait for the device the
+ * way the window means. A buffered read under the floor was a page-cache hit: counting
+ * those would bury the device's latency under memory copies.
+ */
+void adaptive_read_end(struct adaptive_timing t, ssize_t ret)
+{
+	uint64_t end, ns;
+
+	if (!t.start || ret <= 0)
+		return;
+	end = now_ns();
+	ns = end - t.start;
+	if (t.kind == FD_KIND_STORAGE || ns >= ADAPTIVE_PAGE_CACHE_FLOOR_NS)
+		adaptive_region_note_read(adaptive_on, ns);
+	maybe_step(end);
+}
+
+ssize_t adaptive_pread(int fd, void *buf, size_t n, off_t off)
+{
+	struct low_call call = { .fd = fd, .op = OP_PREAD };
+	struct adaptive_timing t;
+	ssize_t ret;
+
+	if (self_is_low())
+		return low_io(&call, buf, n, off);
+	t = timing_begin(fd);
+	ret = REAL(pread)(fd, buf, n, off);
+	adaptive_read_end(t, ret);
+	return ret;
+}
+
+ssize_t adaptive_pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+	struct low_call call = { .fd = fd, .op = OP_PWRITE };
+
+	if (!self_is_low())
+		return REAL(pwrite)(fd, buf, n, off);
+	return low_io(&call, (char *)buf, n, off);
+}
+
+void adaptive_async_pass(void)
+{
+	low_gate_exit(&adaptive_on->gate, adaptive_gate_enter(), 0);
+}
+
+void adaptive_async_submitted(uint64_t bytes)
+{
+	low_gate_exit(&adaptive_on->gate, 0, bytes);
+	maybe_step(coarse_now_ns());
+}

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * adaptive_hook.h: where the I/O wrappers meet the adaptive tier (docs/adaptive.md). With
+ * no IOTIER_TARGET the region pointer stays NULL and a wrapper pays one load and a branch.
+ * With one, a high thread's reads (read, pread, readv, preadv, preadv2 and their _chk and
+ * 64 names) are timed: on an O_DIRECT file or a block device every one goes into the shared
+ * window, on a buffered file only those slower than a page-cache hit can be. A low thread's
+ * reads and writes pass the gate; a pread or an O_DIRECT pwrite larger than the chunk is cut
+ * into pieces where the program cannot tell (split_io.c), any other call is paced whole.
+ * Either may run the controller when its window has ended.
+ */
+#ifndef IOTIER_ADAPTIVE_HOOK_H
+#define IOTIER_ADAPTIVE_HOOK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "adaptive_low.h"
+#include "low_paths.h"
+#include "core/compiler.h"
+
+/* From shim_init, after the configuration: map the region if a target is set. */
+SHIM_HIDDEN void adaptive_hook_init(void);
+
+/*
+ * The program opened @path as @fd, for writing if @writable: if it is the database's log
+ * (IOTIER_DEBT_LOG), the debt guard starts reading it. errno as it was.
+ */
+SHIM_HIDDEN void adaptive_hook_opened(int fd, const char *path, bool writable);
+
+/*
+ * A buffered read faster than this was served by the page cache and says nothing about the
+ * device: it is timed but not noted. Measured on a loop device here (docs/adaptive.md): a
+ * hit of 8 KiB takes about 1 us (p99 under 2 us), a random read from the device 50 us
+ * and more; a fast NVMe read or one served by readahead still in flight falls below it.
+ */
+#define ADAPTIVE_PAGE_CACHE_FLOOR_NS 30000ull
+
+/* One high read being timed: start 0 when it is not (a low thread, a pipe, a socket). */
+struct adaptive_timing {
+	uint64_t start;
+	uint32_t kind; /* FD_KIND_FILE (buffered: the floor applies) or FD_KIND_STORAGE */
+};
+
+SHIM_HIDDEN struct adaptive_timing adaptive_read_begin(int fd);
+/* The read returned @ret: note it in the window if it moved data and counts; errno kept. */
+SHIM_HIDDEN void adaptive_read_end(struct adaptive_timing t, ssize_t ret);
+
+/*
+ * @call, a read of @fd by this thread: when a target is set and the thread is high, timed
+ * into the window. Without a target, one load and a branch, as before.
+ */
+#define ADAPTIVE_TIMED_READ(fd, call)                                                      \
+	(likely(!adaptive_on) ? (call) : ({                                                \
+		struct adaptive_timing timing_ = adaptive_read_begin(fd);                  \
+		ssize_t ret_ = (call);                                                     \
+		adaptive_read_end(timing_, ret_);                                          \
+		ret_;                                                                      \
+	}))
+
+
+/*
+ * read, write, pread and pwrite while adaptive_on: same results, errno, file offset and
+ * content as the real calls. A low thread's pread, or O_DIRECT pwrite without O_APPEND,
+ * larger than the allowance is cut into pieces, each through the gate, when the rules at the
+ * head of split_io.c allow; read and write (the shared file position) never are.
+ */
+SHIM_HIDDEN ssize_t adaptive_pread(int fd, void *buf, size_t n, off_t off);
+SHIM_HIDDEN ssize_t adaptive_pwrite(int fd, const void *buf, size_t n, off_t off);
+SHIM_HIDDEN ssize_t adaptive_read(int fd, void *buf, size_t n);
+SHIM_HIDDEN ssize_t adaptive_write(int fd, const void *buf, size_t n);
+
+/*
+ * A low thread's call that is gated whole (the vectored ones): begin before it, end after
+ * it with its return value. Pipes and sockets get ADAPTIVE_UNGATED and are left alone; a
+ * buffered write waits while the tier is held but holds no slot. Both keep errno.
+ */
+#define ADAPTIVE_UNGATED UINT32_MAX
+SHIM_HIDDEN uint32_t adaptive_low_begin(int fd, bool write);
+SHIM_HIDDEN void adaptive_low_end(uint32_t ticket, ssize_t ret);
+
+/* @call on @fd, gated whole when a target is set and the thread is low. */
+#define ADAPTIVE_GATED(fd, write, call)                                                    \
+	(likely(!adaptive_on) || !self_is_low()                                            \
+		 ? (call)                                                                  \
+		 : ({                                                                      \
+			   uint32_t ticket_ = adaptive_low_begin(fd, write);                 \
+			   ssize_t ret_ = (call);                                            \
+			   adaptive_low_end(ticket_, ret_);                                  \
+			   ret_;                                                             \
+		   }))
+
+/*
+ * An io_uring or libaio submission of a low thread: it cannot be counted in flight (it
+ * completes later, elsewhere), so it only passes the gate first: it waits while the low
+ * tier is held or every slot is taken, and holds none. @bytes: what was submitted.
+ */
+SHIM_HIDDEN void adaptive_async_pass(void);
+SHIM_HIDDEN void adaptive_async_submitted(uint64_t bytes);
+
+#endif

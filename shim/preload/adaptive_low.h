@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * adaptive_low.h: the adaptive tier's region as the shim's lower files see it, and the low
+ * side of its gate: what both the wrappers' hook (adaptive_hook.c) and the writeback push
+ * (low_paths.c) call, so that neither calls the other. With no IOTIER_TARGET the region
+ * pointer stays NULL and a caller pays one load and a branch.
+ */
+#ifndef IOTIER_ADAPTIVE_LOW_H
+#define IOTIER_ADAPTIVE_LOW_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/compiler.h"
+
+struct adaptive_region;
+extern struct adaptive_region *adaptive_on SHIM_HIDDEN;
+
+/* The calling thread's id, from its state slot when it has one. */
+SHIM_HIDDEN pid_t adaptive_self_tid(void);
+
+/*
+ * Before a low I/O: wait until it may go; the ticket goes to low_gate_exit. At full, one
+ * load and a branch. Keeps errno.
+ */
+SHIM_HIDDEN uint32_t adaptive_gate_enter(void);
+
+/*
+ * The writeback push of a low thread (low_paths.c). adaptive_push_chunk: 0 while the tier
+ * is at full or there is no target (push as without one), else the size of each gated
+ * piece. Each piece passes adaptive_push_enter / _exit and is waited for before the next.
+ */
+SHIM_HIDDEN uint32_t adaptive_push_chunk(void);
+SHIM_HIDDEN uint32_t adaptive_push_enter(void);
+SHIM_HIDDEN void adaptive_push_exit(uint32_t ticket);
+
+#endif
