@@ -1,15 +1,17 @@
 # shellcheck shell=bash
-# shellcheck disable=SC2154,SC2034 # here, work, log, die2 come from bench/run, which reads rig_*
+# shellcheck disable=SC2154,SC2034 # work, log, die2 come from bench/run, which reads rig_*
 # SPDX-License-Identifier: MIT
 #
-# bench/rig.sh: the disk under bench/run, sourced by it. Three kinds (--disk):
-#   ref[:PRESET]  the reference disk (bench/refdisk, docs/refdisk.md): a model's speed, the
+# bench/common/rig.sh: the disk under bench/run, sourced by it (and by bench/postgres/pg-vacuum,
+# bench/wal/wal-stalls.sh and examples/demo/run-demo). Three kinds (--disk):
+#   ref[:PRESET]  the reference disk (bench/refdisk/refdisk, docs/refdisk.md): a model's speed, the
 #                 same on every host; the default, preset sata
 #   loop          a loop device on a file on the host's own disk (the old rig: its speed is
 #                 whatever the host's virtio disk does)
 #   /dev/X        a whole block device you give up to the benchmark (it is reformatted)
 # Every kind gets the same queue: driver depth 4, so that further requests wait in the
-# scheduler where priority acts (bench/refdisk sched). Needs: here, work, log, die2.
+# scheduler where priority acts (bench/refdisk/refdisk sched). Needs: work, log, die2; finds
+# the reference disk's driver next to itself, whoever sources it.
 #
 #   rig_check DISK      validate --disk before anything starts (exit 2 on bad input)
 #   rig_up DISK SIZE    build it; sets rig_dev (e.g. loop3), rig_desc (one line for the
@@ -22,6 +24,8 @@
 #   rig_depth_note      one line: the depths and how the driver's was checked
 #   rig_trim MNT        give freed blocks back (the reference disk's memory)
 #   rig_down            undo rig_up; idempotent, for the EXIT trap
+# The driver of the reference disk, found from this file (bench/common/ -> bench/refdisk/refdisk/).
+rig_refdisk=$(cd "$(dirname "${BASH_SOURCE[0]}")/../refdisk" && pwd)/refdisk
 
 rig_kind='' rig_preset='' rig_dev='' rig_desc='' rig_state='' rig_loop='' rig_old_sched='' rig_bw=0
 
@@ -30,8 +34,8 @@ rig_check() {
 	ref) rig_kind=ref rig_preset=sata ;;
 	ref:*)
 		rig_kind=ref rig_preset=${1#ref:}
-		"$here/refdisk" presets | grep -q "^$rig_preset " ||
-			die2 "unknown reference disk preset '$rig_preset' (presets: $("$here/refdisk" presets | cut -d' ' -f1 | tr '\n' ' '))" ;;
+		"$rig_refdisk" presets | grep -q "^$rig_preset " ||
+			die2 "unknown reference disk preset '$rig_preset' (presets: $("$rig_refdisk" presets | cut -d' ' -f1 | tr '\n' ' '))" ;;
 	loop) rig_kind=loop ;;
 	/dev/*)
 		rig_kind=dev
@@ -46,7 +50,7 @@ rig_check() {
 
 set_scheduler() {
 	local depths rc=0
-	depths=$("$here/refdisk" sched "$rig_dev" "$1") || rc=$?
+	depths=$("$rig_refdisk" sched "$rig_dev" "$1") || rc=$?
 	case $rc in
 	0) ;;
 	3) log "rig: $rig_dev: this kernel has no scheduler $1"; return 1 ;;
@@ -62,7 +66,7 @@ set_scheduler() {
 # rig_has_sched S: can the rig's disk take scheduler S (bfq: a module, loaded on demand;
 # absent from kernels built without it)?
 rig_has_sched() {
-	"$here/refdisk" has-sched "$rig_dev" "$1"
+	"$rig_refdisk" has-sched "$rig_dev" "$1"
 }
 
 # rig_depth_note: the depths and how the driver's was known (debugfs, the in-flight peak
@@ -81,12 +85,12 @@ rig_up() {
 	local size=$2
 	case $rig_kind in
 	ref)
-		rig_state=$("$here/refdisk" up --preset "$rig_preset" --size "$size" --name "bench-$$") || return 1
+		rig_state=$("$rig_refdisk" up --preset "$rig_preset" --size "$size" --name "bench-$$") || return 1
 		rig_dev=$(cat "$rig_state/dev")
 		local bw ch
 		read -r _ bw ch <"$rig_state/model"
 		rig_bw=$((bw * ch))
-		rig_desc="the reference disk, preset \`$rig_preset\` (model $(cat "$rig_state/model"): latency µs, bytes/s per channel, channels; \`bench/refdisk\`, docs/refdisk.md), loop device \`$rig_dev\` with direct I/O on its FUSE file" ;;
+		rig_desc="the reference disk, preset \`$rig_preset\` (model $(cat "$rig_state/model"): latency µs, bytes/s per channel, channels; \`bench/refdisk/refdisk\`, docs/refdisk.md), loop device \`$rig_dev\` with direct I/O on its FUSE file" ;;
 	loop)
 		truncate -s "$size" "$work/backing"
 		rig_loop=$(losetup --find --show --direct-io=on "$work/backing")
@@ -123,7 +127,7 @@ rig_trim() {
 
 rig_down() {
 	case $rig_kind in
-	ref) [ -z "$rig_state" ] || "$here/refdisk" down "$rig_state" ;;
+	ref) [ -z "$rig_state" ] || "$rig_refdisk" down "$rig_state" ;;
 	loop) [ -z "$rig_loop" ] || losetup -d "$rig_loop" 2>/dev/null || true ;;
 	dev)
 		# back to the device's full tag depth (as allocated) and its own scheduler

@@ -3,8 +3,8 @@
  * wal-stalls.c: what a low bulk writer costs a WAL, and what the dirty budget buys back.
  * One process runs a WAL writer ("wal": 4 KiB appends with fdatasync every 8, like a
  * database log) and, but in the first variant, a bulk buffered writer ("bulk-writer": 1 MiB
- * writes over a 512 MiB span) in DIR, a file system on the disk under test (bench/wal-stalls.sh
- * builds it with bench/rig.sh: the reference disk, a loop device or a given disk, each with
+ * writes over a 512 MiB span) in DIR, a file system on the disk under test (bench/wal/wal-stalls.sh
+ * builds it with bench/common/rig.sh: the reference disk, a loop device or a given disk, each with
  * driver depth 4 and mq-deadline), with vm.dirty_background_bytes and vm.dirty_bytes lowered
  * to 16 and 64 MiB for the run (restored after) so the throttle threshold is reached in
  * seconds. The variants run interleaved, round by round, so the machine's noise hits them

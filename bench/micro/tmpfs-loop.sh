@@ -7,7 +7,7 @@
 #     4 KiB-sector loop device, so that the device runs at memory speed and the tracer's
 #     cost shows; sets work, loop and dev, and all of it goes when the benchmark ends.
 # shellcheck source=tests/lib/testlib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/testlib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../../tests/lib/testlib.sh"
 
 bench=$(basename "$0" .sh)
 builddir=${1:-build}

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * shim-cost.c: the loop that bench/shim-cost times. It does one-byte pread()s of a small file
+ * shim-cost.c: the loop that bench/micro/shim-cost times. It does one-byte pread()s of a small file
  * that sits in the page cache, so each call is almost all syscall entry and exit and any time
  * the shim's wrapper adds shows up undiluted.
  *

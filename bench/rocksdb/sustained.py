@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""sustained.py: the parts of bench/report.py that only the sustained run (bench/run
+"""sustained.py: the parts of bench/rocksdb/report.py that only the sustained run (bench/run
 --sustained) needs: compaction debt over time from db_bench's periodic statistics,
 compaction while the bursty reader is off, the per-phase table, the plain statement of the
 best static setting at each compaction share, and issue 12's performance goals, judged.
@@ -81,8 +81,8 @@ def read_pairs(path, conv):
 
 def off_compaction(burst_log, lowio_log, end=None):
     """Compaction's bytes/s while the bursty reader was off, and while it was on: the
-    cumulative rocksdb:low bytes of bench/low-io (sampled every second) interpolated at the
-    on/off times of bench/burst. None when either log is missing or too short."""
+    cumulative rocksdb:low bytes of bench/rocksdb/low-io (sampled every second) interpolated at the
+    on/off times of bench/rocksdb/burst. None when either log is missing or too short."""
     marks = read_pairs(burst_log, lambda p: (float(p[0]), p[1]))
     samples = read_pairs(lowio_log, lambda p: (float(p[0]), int(p[1])))
     if len(samples) < 2 or not marks:

@@ -9,9 +9,9 @@
 # disk and reports P50/P99. With cgroup writeback the flusher's writes are charged to the
 # writer's cgroup, so only the second placement lets bfq hold them back.
 #
-# usage: bench/vm-p99.sh [BUILDDIR [SECONDS]]   (root; default build, 10 s per phase)
+# usage: bench/micro/vm-p99.sh [BUILDDIR [SECONDS]]   (root; default build, 10 s per phase)
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 build=${1:-build}
 seconds=${2:-10}
 ninja -C "$build" tests/vm-checks tools/iotier shim/libiotier.so.0.1.0 tests/cgroup-probe >/dev/null

@@ -8,11 +8,11 @@
 # at completion). Rounds alternate the order, in one run, so the machine's noise hits both
 # alike. Prints the median IOPS of each and the ratio.
 #
-# usage: sudo bench/check-overhead.sh [BUILDDIR] [ROUNDS] [SECONDS]
+# usage: sudo bench/micro/check-overhead.sh [BUILDDIR] [ROUNDS] [SECONDS]
 set -euo pipefail
-cd "$(dirname "$0")/.."
-# shellcheck source=bench/tmpfs-loop.sh
-. bench/tmpfs-loop.sh
+cd "$(dirname "$0")/../.."
+# shellcheck source=bench/micro/tmpfs-loop.sh
+. bench/micro/tmpfs-loop.sh
 command -v fio >/dev/null && command -v jq >/dev/null ||
 	{ echo "check-overhead: needs fio and jq" >&2; exit 1; }
 

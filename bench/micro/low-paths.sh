@@ -1,15 +1,15 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# low-paths.sh: run low-paths-bench (bench/low-paths-bench.c) and print its Markdown table:
+# low-paths.sh: run low-paths-bench (bench/micro/low-paths-bench.c) and print its Markdown table:
 # foreground P99, writer throughput and bytes written back outside class idle, for an
 # untagged writer, a low writer, and a low writer with writeback steering, side by side in
 # one run. Needs root (loop device, mount, vm.dirty_*), BPF, mkfs.ext4. The dirty limits
 # are lowered for the run and restored when it ends, also on failure or Ctrl-C.
 #
-# usage: sudo bench/low-paths.sh [BUILDDIR] [ROUNDS] [SECONDS]
+# usage: sudo bench/micro/low-paths.sh [BUILDDIR] [ROUNDS] [SECONDS]
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 builddir=${1:-build}
 rounds=${2:-3}
 secs=${3:-10}

@@ -1,21 +1,21 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# wal-stalls.sh: run wal-stalls (bench/wal-stalls.c) and print its Markdown table: a WAL
+# wal-stalls.sh: run wal-stalls (bench/wal/wal-stalls.c) and print its Markdown table: a WAL
 # writer's append and fdatasync latency and the stalls behind them, against a bulk buffered
 # writer that is untagged, low, or low with IOTIER_DIRTY_BUDGET, and the bulk writer's
-# throughput. The disk is bench/run's (bench/rig.sh): the reference disk by default, a loop
+# throughput. The disk is bench/run's (bench/common/rig.sh): the reference disk by default, a loop
 # device on the host's disk, or a whole disk you give up; ext4 on it with driver depth 4 and
 # mq-deadline. Needs root (the disk, mount, vm.dirty_*, BPF), mkfs.ext4. The disk is torn
 # down and the dirty limits (lowered for the run) restored when it ends, also on failure or
 # Ctrl-C.
 #
-# usage: sudo bench/wal-stalls.sh [--disk ref[:PRESET]|loop|/dev/X] [BUILDDIR] [ROUNDS] [SECONDS]
+# usage: sudo bench/wal/wal-stalls.sh [--disk ref[:PRESET]|loop|/dev/X] [BUILDDIR] [ROUNDS] [SECONDS]
 #        (defaults: ref:sata, build, 3 rounds, 10 s per variant)
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
-cd "$here/.."
+cd "$here/../.."
 die2() { echo "wal-stalls: $*" >&2; exit 2; }
 log() { printf '[%s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 
@@ -23,9 +23,9 @@ disk=ref:sata
 case ${1:-} in
 --disk) [ $# -ge 2 ] || die2 "--disk needs ref[:PRESET], loop or /dev/X"; disk=$2; shift 2 ;;
 --disk=*) disk=${1#--disk=}; shift ;;
--*) die2 "unknown option '$1' (usage: bench/wal-stalls.sh [--disk D] [BUILDDIR] [ROUNDS] [SECONDS])" ;;
+-*) die2 "unknown option '$1' (usage: bench/wal/wal-stalls.sh [--disk D] [BUILDDIR] [ROUNDS] [SECONDS])" ;;
 esac
-[ $# -le 3 ] || die2 "too many arguments (usage: bench/wal-stalls.sh [--disk D] [BUILDDIR] [ROUNDS] [SECONDS])"
+[ $# -le 3 ] || die2 "too many arguments (usage: bench/wal/wal-stalls.sh [--disk D] [BUILDDIR] [ROUNDS] [SECONDS])"
 builddir=${1:-build}
 rounds=${2:-3}
 secs=${3:-10}
@@ -35,8 +35,8 @@ fi
 if ! [[ $secs =~ ^[0-9]+(\.[0-9]+)?$ && $secs =~ [1-9] ]]; then
 	die2 "SECONDS '$secs': want a number > 0"
 fi
-# shellcheck source=bench/rig.sh
-. "$here/rig.sh"
+# shellcheck source=bench/common/rig.sh
+. "$here/../common/rig.sh"
 rig_check "$disk"
 
 [ "$(id -u)" = 0 ] || { echo "wal-stalls: needs root" >&2; exit 1; }

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 #
-# cdf.gp: one variant's foreground read-latency CDF for docs/BENCHMARKS.md, called by
-# bench/report.py as
+# cdf.gp: one variant's foreground read-latency CDF for a run's page under docs/bench/, called by
+# bench/rocksdb/report.py as
 #   gnuplot -e "out='x.svg'; heading='...'; files='a.dat b.dat'; labels='a b'; refs=N" cdf.gp
 # and by examples/demo/run-demo, which also sets xlab (the x axis's label).
 # Each .dat file has two columns: latency bound in µs and the fraction of reads at or under

@@ -5,7 +5,7 @@
  * in anonymous memory (it dies with the process, so a crash leaves nothing on disk). Every
  * read or write of "disk" takes model time: a per-request latency plus size / bandwidth,
  * served by N channels, first come first served, with no priority, like the queue inside a
- * real device. bench/refdisk puts a loop device (direct I/O) on the file, so that the block
+ * real device. bench/refdisk/refdisk puts a loop device (direct I/O) on the file, so that the block
  * layer, its scheduler and iotier's priorities act in front of a device whose speed is the
  * same on every host.
  *

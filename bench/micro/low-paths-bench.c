@@ -12,7 +12,7 @@
  * For each: foreground P50/P99 read latency, the writer's throughput, and the bytes written
  * to the device at a class other than idle (what the iolat tracer saw at request creation).
  * Prints a Markdown table of medians over the rounds. Not a test: numbers go to
- * docs/BENCHMARKS.md.
+ * docs/bench/low-paths.md.
  *
  * usage: low-paths-bench SHIM [ROUNDS] [SECONDS]         (as root)
  *        low-paths-bench --worker DIR SECONDS             (internal: the measured process)

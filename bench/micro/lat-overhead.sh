@@ -16,12 +16,12 @@
 # CPU time its BPF programs spend per request: steadier than IOPS on a shared machine (the
 # stats themselves cost time, which is why they are off during the IOPS rounds).
 #
-# usage: sudo bench/lat-overhead.sh [BUILDDIR] [ROUNDS] [SECONDS]
+# usage: sudo bench/micro/lat-overhead.sh [BUILDDIR] [ROUNDS] [SECONDS]
 # Needs root; installs fio, bpfcc-tools and bpftrace from Debian when missing.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-# shellcheck source=bench/tmpfs-loop.sh
-. bench/tmpfs-loop.sh
+cd "$(dirname "$0")/../.."
+# shellcheck source=bench/micro/tmpfs-loop.sh
+. bench/micro/tmpfs-loop.sh
 missing=""
 for p in fio jq bpfcc-tools bpftrace; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"

@@ -2,22 +2,22 @@
 # SPDX-License-Identifier: MIT
 #
 # exporter-cost.sh: what `iotier lat --listen` costs a host in CPU while it runs for days.
-# A loop device over a file on tmpfs (bench/tmpfs-loop.sh) takes a steady 4 KiB random-read
+# A loop device over a file on tmpfs (bench/micro/tmpfs-loop.sh) takes a steady 4 KiB random-read
 # load (fio, $RATE IOPS, default 2000) while the exporter runs, scraped the way Prometheus
 # would: at the default interval (15 s collection, a scrape every 15 s) and at 1 s
 # (collection and scrape every second). The exporter traces only that device, so other I/O
 # on the machine does not change the load. The figure is the exporter process's CPU time
 # (user + system, from /proc/PID/stat) over the wall time: the ratio of one core it keeps
 # busy. The BPF programs run in the context of whoever completes the I/O, not in the
-# exporter; their per-request cost is measured by bench/lat-overhead.sh. Also printed: the
+# exporter; their per-request cost is measured by bench/micro/lat-overhead.sh. Also printed: the
 # mean time one scrape takes (collect + render).
 #
-# usage: sudo [RATE=IOPS] bench/exporter-cost.sh [BUILDDIR] [ROUNDS] [SECONDS]
+# usage: sudo [RATE=IOPS] bench/micro/exporter-cost.sh [BUILDDIR] [ROUNDS] [SECONDS]
 # (each round measures both settings for SECONDS each; e.g. `build 1 60`)
 set -euo pipefail
-cd "$(dirname "$0")/.."
-# shellcheck source=bench/tmpfs-loop.sh
-. bench/tmpfs-loop.sh
+cd "$(dirname "$0")/../.."
+# shellcheck source=bench/micro/tmpfs-loop.sh
+. bench/micro/tmpfs-loop.sh
 rate=${RATE:-2000}
 command -v fio >/dev/null || { echo "exporter-cost: needs fio" >&2; exit 1; }
 command -v curl >/dev/null || { echo "exporter-cost: needs curl" >&2; exit 1; }

@@ -10,7 +10,7 @@ drawn as their own kind of point and never make the hull: it is the static setti
 As a library: frontier(points) -> the hull's points, left to right (pass only the static
 points: static(points)). As a program:
     frontier.py SUMMARY.json OUT.svg
-reads the summary.json that bench/report.py leaves in a bench/run work directory.
+reads the summary.json that bench/rocksdb/report.py leaves in a bench/run work directory.
 """
 import json
 import sys

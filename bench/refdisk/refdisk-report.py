@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """refdisk-report.py: the reference disk's own accuracy and overhead, from the fio jobs
-`bench/refdisk measure` ran. The FUSE round trip is QD1 4 KiB reads with the model off;
+`bench/refdisk/refdisk measure` ran. The FUSE round trip is QD1 4 KiB reads with the model off;
 accuracy is QD1 4 KiB reads against the model's latency + 4096 / bandwidth, and sequential
 1 MiB jobs against the model's throughput for the request size that actually reached the
 daemon (the block layer and FUSE split requests; the daemon's counters say how).
