@@ -60,7 +60,7 @@ static const char usage_text[] =
 	"  -w, --warmup N       seconds before measuring (default 1); the adaptive tier needs\n"
 	"                       a few to measure its baseline (run-demo gives it 6)\n"
 	"  -c, --cdf FILE       write the foreground's latency CDF to FILE: lines of\n"
-	"                       \"MICROSECONDS FRACTION\" (bench/cdf.gp's input)\n"
+	"                       \"MICROSECONDS FRACTION\" (bench/common/cdf.gp's input)\n"
 	"  -q, --quiet          print only the RESULT line\n"
 	"\n"
 	"examples:\n"
@@ -296,7 +296,7 @@ static int make_device(struct loopdev *dev, int quiet)
 }
 
 /*
- * The CDF for bench/cdf.gp: points spaced evenly on its tail axis (-log10 of the fraction
+ * The CDF for bench/common/cdf.gp: points spaced evenly on its tail axis (-log10 of the fraction
  * above), so the tail gets as many points as the body: 400 points from the median's side
  * down to the last read. lat_us must be sorted.
  */

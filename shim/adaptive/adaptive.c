@@ -6,7 +6,146 @@
  * several good windows, and climb back slower still to a level that has missed before. Two
  * things iolatency does not need: a relative target re-measures its baseline by holding the
  * low tier briefly, and a floor rate and a debt signal can overrule the target, because a
- * database whose compaction starves stalls its own writes. See docs/adaptive.md.
+ * database whose compaction starves stalls its own writes. Its design follows; how to use it is docs/adaptive.md.
+ */
+
+/*
+ * The adaptive low tier: its design, as in the kernel's block/blk-iolatency.c. How to use it
+ * (the target, the settings, the state view, what it costs, the goals measured) is in
+ * docs/adaptive.md; this is how it works and why.
+ *
+ * The pieces. The shim times the high tier's reads (preload/adaptive_hook.c) into a histogram in a
+ * region shared by the whole process tree (adaptive_region.c). Once a window's deadline has
+ * passed, whichever thread finds it so steps this controller, which is pure arithmetic: no
+ * clock, no syscall, no lock; the caller hands it one window at a time (the high tier's read
+ * latencies in bpf/hist.h's buckets, the bytes the low tier moved, how many low I/Os the
+ * limits held back, a debt flag) and reads back two numbers: a cap on the low tier's I/Os in
+ * flight (0 = held) for the gate (low_gate.c), and a chunk size for the splitter
+ * (split_io.c) and the writeback push. Every low thread's I/O passes the gate; high threads
+ * never touch it.
+ *
+ * The ladder. The decision is one level, 0..ADAPTIVE_LEVEL_FULL (12); each step down halves
+ * the low tier's bytes in flight, first by depth, then by request size, then it is held:
+ *   12 unlimited; 11..8 cap 16, 8, 4, 2 at 1 MiB; 7 cap 1 at 1 MiB;
+ *   6..1 cap 1 at 512 KiB .. 16 KiB; 0 held.
+ * Depth goes first because one large request is cheaper per byte than two small ones; size
+ * next because with one background thread the size of each request alone decides the
+ * reader's tail (issue 12: 1 MiB 13.5x alone, 64 KiB 1.8x). Below 16 KiB a request costs
+ * mostly its fixed setup and the low tier's throughput collapses for little latency gained,
+ * so holding is the next step.
+ *
+ * Windows and the miss test. A window lasts max(100 ms, 16 x target), blk-iolatency's: a few
+ * hundred reads at millisecond latencies, a reaction within a second. It is judged only with
+ * max(32, 2 / (1 - percentile)) reads (200 for p99, 2000 for p99.9), so that the allowance
+ * over the target is at least two reads and one stray slow read is not a miss; a window with
+ * fewer is extended half a window at a time, up to 4 windows. One that still has fewer than
+ * 8 reads (idle_reads) counts as a window without reads: those are stray reads, not a reader
+ * (RocksDB's flush thread reads back each table it writes, O_DIRECT, slow; judged, one slow
+ * read of one is a miss, and such reads kept the tier held for whole 10 s reader-off periods
+ * of bench/rocksdb/burst). The price: a reader of under about 20 reads/s is not protected.
+ * A miss is more than (1 - percentile) of the window's reads over the target, beyond the
+ * share that is over it even with the low tier held (alone_permille, below). The bucket
+ * that holds the target counts in proportion to its part above the target, so the bucket
+ * width (6.25%) does not move the target.
+ *
+ * Cut, climb, hysteresis (cut, climb_after_good, judge_idle).
+ *  - A missed window: one level down (half the bytes in flight), as blk-iolatency halves its
+ *    depth; halving converges in log steps.
+ *  - A climb: after climb_windows (4) windows without a miss, one level up, if the streak as
+ *    a whole kept to half the allowance. Summed over the streak, one slow read among a
+ *    thousand does not stop a climb, while a level that only just meets the target is held,
+ *    not left: the hysteresis band, miss above 1x the allowance, climb below 0.5x.
+ *  - Climbing back to the level that missed last takes hysteresis_mult (4) times longer, and
+ *    each new miss at that same level doubles the wait, up to backoff_max (32: 128 windows,
+ *    about 13 s): that boundary is where oscillation would happen, and a level that keeps
+ *    missing is probed rarely, each probe costing one missed window.
+ *  - idle_windows (2) windows without reads: release to full, the reader has stopped and
+ *    the background gets the whole device (issue 12: >= 90% of untagged while the reader is
+ *    off). The first miss after a release returns straight to the level held before it
+ *    (resume_level); otherwise a returning reader would suffer a missed window per level.
+ *
+ * Baseline, for a relative target (start_probe, finish_probe). The bound is a multiple of
+ * the same percentile measured with the low tier held: a probe holds it for 50 ms of drain
+ * (reads still queued behind its last I/Os are not "alone") and 250 ms of measure, extended
+ * up to 1 s for a slow reader; every 30 s (the unloaded latency drifts slowly; 300 ms in 30 s
+ * is 1% of the time held), 5 s after a probe with too few reads, the first 3 probes 2 s
+ * apart so that a median exists at once. The baseline is the median of the last 5 probes:
+ * one noisy probe, high or lucky, does not move it, a lasting change does once it is most of
+ * them; the minimum would follow every lucky probe down and make the target stricter than
+ * asked. Slow reads that are not the low tier's fault (an outside load) are over the target
+ * even when it is held, and holding more cannot remove them: each probe counts its reads
+ * over the target, and pooled over the recent probes (leaving out any whose baseline was
+ * over twice the median) they give alone_permille, which a window must exceed by the
+ * allowance to miss. Until a baseline exists a relative target judges nothing and the tier
+ * runs at full; a probe starts at the first window with reads, never while the reader is
+ * idle or the debt is up, and debt ends a probe under way.
+ *
+ * Floor and debt: the database must not stall (judge_reads, judge_debt). A low tier held for
+ * the reader's sake can cause a worse outage, the database throttling its own writes.
+ *  - Floor (--low-min-rate): when the low tier was held back in a window and moved less
+ *    than the floor, climb one level whatever the latency; refuse a cut that would halve a
+ *    rate already under twice the floor; never hold (level 0) while a floor is set. The
+ *    floor wins over the target; probes still hold.
+ *  - Debt (debt_log.c reads RocksDB's LOG for "Stalling writes" / "Stopping writes" lines,
+ *    held up 2 s after the last one, since RocksDB writes none while it stays stopped and
+ *    none when it resumes): a window with debt is not judged. A slowdown climbs one level a
+ *    window (held to full in 12 windows, about 1.2 s, the reader keeping most of its
+ *    protection while the level the database needs is found); a stop, where every write
+ *    waits, goes straight to full. The first miss after the debt returns to one level above
+ *    where the debt began: that level was too little for the database, and stepping down
+ *    one level a window from full would cost the reader a missed window per level.
+ *
+ * The gate (low_gate.c). Admission is a compare-and-swap on the count in flight under the
+ * cap; each admitted I/O records pid << 32 | tid in one of LOW_GATE_HOLDERS (64) slots, so
+ * the largest finite cap is 64. A waiter sleeps on a shared futex word (bumped on every
+ * release and cap change) in slices of 50 ms, after each taking back the slots of holders
+ * that no longer exist (tgkill(pid, tid, 0) = ESRCH): a process killed inside an I/O cannot
+ * wedge the tree. The cap carries a lease that each step renews (ADAPTIVE_LEASE_NS, 1 s);
+ * once it lapses (the stepping processes stopped or died) the cap counts as none, so the
+ * tier is never held forever. A waiter steps the controller when the window has ended:
+ * with the reader stopped and every low thread held nobody else does I/O, and before this
+ * a release took 2-3 s of every reader-off period. Every wait is bounded by IOTIER_GATE_WAIT
+ * (20 ms): a held low thread may hold a lock a high thread waits for (PostgreSQL's
+ * WALWrite), so "held" means paced, one call per bound per thread, never parked. A thread
+ * already holding a slot passes (a signal handler's I/O inside an I/O). At full the gate is
+ * one atomic load and a branch.
+ *
+ * The region (adaptive_region.c). The gate, this controller and the current window live in
+ * one sealed MAP_SHARED memfd, iotier-adaptive, so one target governs a process tree:
+ * forked children share the mapping, and exec'd programs adopt it again (preload/adaptive_tree.c,
+ * wrap/wrap_exec.c, IOTIER_ADAPTIVE_FD). The window's histogram is kept per CPU slot
+ * (ADAPTIVE_HIST_SLOTS, 16, on cache lines of their own, the slot sched_getcpu() modulo 16):
+ * one shared histogram cost 20-90 ns a noted read with two threads noting at once
+ * (bench/micro/note-cost.c); the stepper sums the slots. Any process (or root) can write the
+ * region or stop while writing it, so nothing in it may wedge a process: the memfd is sealed
+ * against shrinking and growing; the step lock is a lease (the stepper's pid and the
+ * millisecond its step began; STEPPER_LEASE_NS, 200 ms, well under the cap's lease, and
+ * taken over without a syscall, since a high reader may be the taker); the seqlock moves by
+ * compare-and-swap only, so a stale stepper that resumes fails its end CAS and publishes
+ * nothing; every field is checked before use (low_gate_sane, adaptive_sane, the chunk a
+ * power of two from 4 KiB to 1 GiB), and a region that fails is "no target" in this process
+ * from then on. A torn step leaves each field old or new, both in range; only the level and
+ * its cap and chunk can disagree, and every step recomputes those (adaptive_repair). Readers
+ * in other processes (iotier threads, adaptive_view.c) copy under the seqlock.
+ *
+ * The splitter (split_io.c, whose head lists the rules). A large low pread, or an O_DIRECT
+ * low pwrite, is cut into pieces of the chunk, each passing the gate, so a high read waits
+ * behind one piece and not a whole compaction write; the chunk is asked again before every
+ * piece, so a tier released mid-call sends the rest at once. A split call must be
+ * indistinguishable from the unsplit one (return value, errno, offset, content, POSIX's
+ * atomicity); where that cannot be guaranteed the call is paced whole, one slot for the whole
+ * transfer: read() and write() (a shared file position), buffered or O_APPEND pwrites,
+ * misaligned O_DIRECT, counts or offsets the kernel would refuse, a source not mapped end
+ * to end, a write crossing RLIMIT_FSIZE or a device's end. Vectored calls pass whole. A
+ * buffered write is a copy into memory: under a finite cap its device I/O is the shim's
+ * writeback push, cut into chunk pieces that each hold a slot until their pages are on the
+ * device; held, the write itself waits before it copies, or the flusher would write back a
+ * held tier's pages at the default class. io_uring and libaio submissions wait while the
+ * tier is held or every slot is taken and hold none: the cap bounds them only at 0.
+ *
+ * What blk-iolatency does not need and this does: the baseline probes (a relative target),
+ * the floor and the debt guard (a starved compaction stalls the database's own writes), and
+ * a gate across processes in user space, with leases instead of a kernel that cannot die.
  */
 #include "adaptive.h"
 #include "adaptive_hist.h"

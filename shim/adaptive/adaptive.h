@@ -5,7 +5,7 @@
  * moved and how often it waited) and answers with how many low I/Os may be in flight (the
  * cap, 0 = held) and how large each may be (the chunk). No clock, no syscall, no lock: the
  * caller owns time and serialises calls, so the unit tests drive it with a simulated device.
- * The design and every constant are explained in docs/adaptive.md.
+ * The design and every constant are explained at the head of adaptive.c (use: docs/adaptive.md).
  */
 #ifndef IOTIER_ADAPTIVE_H
 #define IOTIER_ADAPTIVE_H
@@ -48,7 +48,7 @@ struct adaptive_params {
 	uint64_t floor_rate;       /* bytes/s below which the low tier is never held (0: none) */
 };
 
-/* The defaults, with their reasons in docs/adaptive.md. */
+/* The defaults, with their reasons at the head of adaptive.c. */
 void adaptive_params_default(struct adaptive_params *p);
 
 /*

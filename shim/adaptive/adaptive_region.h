@@ -56,9 +56,10 @@
 /*
  * The window's histogram, one per CPU slot, summed by the stepper. With one shared
  * histogram, high threads on different CPUs noting reads at once pull the same cache line
- * back and forth: bench/note-cost measures 20-90 ns more per noted read with two threads
- * (docs/adaptive.md). A slot per CPU keeps each line on its CPU; 16 slots cover most hosts
- * a database shares with others, and beyond that two CPUs share a slot, still correct.
+ * back and forth: bench/micro/note-cost.c measures 20-90 ns more per noted read with two
+ * threads (docs/bench/adaptive-measurements.md). A slot per CPU keeps each line on its CPU;
+ * 16 slots cover most hosts a database shares with others, and beyond that two CPUs share a
+ * slot, still correct.
  */
 #define ADAPTIVE_HIST_SLOTS 16u
 

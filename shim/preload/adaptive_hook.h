@@ -31,8 +31,8 @@ SHIM_HIDDEN void adaptive_hook_opened(int fd, const char *path, bool writable);
 
 /*
  * A buffered read faster than this was served by the page cache and says nothing about the
- * device: it is timed but not noted. Measured on a loop device here (docs/adaptive.md): a
- * hit of 8 KiB takes about 1 us (p99 under 2 us), a random read from the device 50 us
+ * device: it is timed but not noted. Measured on a loop device here
+ * (docs/bench/adaptive-measurements.md): a hit of 8 KiB takes about 1 us (p99 under 2 us), a random read from the device 50 us
  * and more; a fast NVMe read or one served by readahead still in flight falls below it.
  */
 #define ADAPTIVE_PAGE_CACHE_FLOOR_NS 30000ull

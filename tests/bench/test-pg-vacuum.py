@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-# Description: bench/pg-vacuum without PostgreSQL: its report (bench/pg-vacuum-report.py) on
+# Description: bench/postgres/pg-vacuum without PostgreSQL: its report (bench/postgres/pg-vacuum-report.py) on
 # canned pgbench logs (percentiles by nearest rank, only the transactions inside each run's
 # window, failed ones left out, medians over rounds, the ratios to alone and untagged, the
 # goal's verdicts, its section replaced in place in BENCHMARKS.md), and bad flags: one line,
@@ -178,7 +178,7 @@ class Flags(unittest.TestCase):
                 self.assertEqual(p.returncode, 2, p.stderr)
                 self.assertEqual(p.stdout, "")
                 self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
-                self.assertTrue(p.stderr.startswith("bench/pg-vacuum: "), p.stderr)
+                self.assertTrue(p.stderr.startswith("bench/postgres/pg-vacuum: "), p.stderr)
                 self.assertEqual(os.listdir(parent), [])  # nothing started
 
     def test_help(self):

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests of the reference disk's timing model (bench/refdisk-model.c) with made-up
+ * Unit tests of the reference disk's timing model (bench/refdisk/refdisk-model.c) with made-up
  * clocks: service time, FIFO order on one channel, the earliest-free channel among N,
  * idle gaps, the counters and the model text the "model" file accepts.
  */

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-# Description: the frontier of bench/frontier.py, on made-up points: dominated points and
+# Description: the frontier of bench/rocksdb/frontier.py, on made-up points: dominated points and
 # points above the hull are left out, the hull runs left to right, ties and a single point
 # are handled, the SVG draws every point and the hull, and report.py's summary is read
 # with compaction and P99 taken relative to untagged and alone. The adaptive variants are

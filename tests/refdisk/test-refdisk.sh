@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Description: the reference disk (bench/refdisk) end to end. It comes up with its driver
+# Description: the reference disk (bench/refdisk/refdisk) end to end. It comes up with its driver
 # depth at 4 under mq-deadline, checked (through debugfs, or by the in-flight peak on a
 # kernel without block debugfs, where a full-depth device is told apart), and `refdisk
 # sched` switches again without debugfs; bfq, where the kernel lacks it, is refused with

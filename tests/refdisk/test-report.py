@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-# Description: bench/report.py on made-up sustained work directories (no root, no disk):
+# Description: bench/rocksdb/report.py on made-up sustained work directories (no root, no disk):
 # pending compaction bytes from a stats dump's level table, compaction while the bursty
 # reader is off, the frontier's hull over static settings only, issue 12's goals met and
 # missed with their numbers, and --compare flagging a figure more than 25% apart between

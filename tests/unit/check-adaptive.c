@@ -280,7 +280,7 @@ START_TEST(test_idle_release_and_resume)
 END_TEST
 
 /*
- * The reader frozen (bench/burst) while the low tier is held: every low thread waits at the
+ * The reader frozen (bench/rocksdb/burst) while the low tier is held: every low thread waits at the
  * gate, so the steps come once a lease (1 s), when a held thread passes. Meanwhile another
  * high thread reads now and then (RocksDB's flush thread reading back the table it wrote,
  * O_DIRECT, slowed by its own writeback: 5 ms), one read every 1.6 s. Every window but a few

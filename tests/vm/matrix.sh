@@ -57,7 +57,7 @@ matrix_cmd() {
         LD_PRELOAD=$SHIM IOTIER_LOW='bg-*' IOTIER_LOG=warn "$BIN/tier-probe" rename-back ;;
     cgroup-weights)
       # Not bfq_weight_order: a throughput order, which TCG on a loaded machine cannot
-      # promise (it stays in test-vm.sh, run by bench/vm-p99.sh's kind of measurement).
+      # promise (it stays in test-vm.sh, run by bench/micro/vm-p99.sh's kind of measurement).
       if [ "$MATRIX_WHERE" = guest ]; then
         "$BIN/vm-checks" only io_weight exit_cleanup v2_no_thread_split cli_cgroup_weight \
           writeback_charged
