@@ -21,8 +21,7 @@
 
 #include "cli/cli.h"
 #include "commands.h"
-#include "core/config.h"
-#include "core/ioprio.h"
+#include "core/core.h"
 #include "launch/launch.h"
 #include "trace/check/trace_check.h"
 #include "trace/common/trace_common.h"

@@ -11,7 +11,7 @@
 
 #include "cli/cli.h"
 #include "commands.h"
-#include "core/config.h"
+#include "core/core.h"
 #include "launch/launch.h"
 
 static const char run_help[] =

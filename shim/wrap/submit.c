@@ -9,7 +9,7 @@
 #include <dlfcn.h>
 #include <string.h>
 
-#include "preload/low_paths.h"
+#include "preload/preload.h"
 
 SHIM_TLS int in_submit;
 

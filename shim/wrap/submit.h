@@ -10,9 +10,7 @@
 #include <stdint.h>
 
 #include "core/compiler.h"
-#include "preload/adaptive_hook.h"
-#include "preload/adaptive_low.h"
-#include "preload/real.h"
+#include "preload/preload.h"
 
 /*
  * Set while a wrapped submit function runs the real one. libaio (and liburing built with

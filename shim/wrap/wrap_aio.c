@@ -16,10 +16,8 @@
 
 #include "submit.h"
 #include "core/sys.h"
-#include "preload/globals.h"
-#include "preload/low_paths.h"
+#include "preload/preload.h"
 #include "preload/prologue.h"
-#include "preload/real.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

@@ -19,9 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "preload/adaptive_tree.h"
-#include "preload/globals.h"
-#include "preload/real.h"
+#include "preload/preload.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

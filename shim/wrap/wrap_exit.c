@@ -10,7 +10,7 @@
 
 #include "core/cgroup_tier.h"
 #include "core/sys.h"
-#include "preload/state_file.h"
+#include "preload/preload.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

@@ -31,11 +31,7 @@
 #include "wrap_naming.h"
 #include "wrap_uring.h"
 #include "core/sys.h"
-#include "preload/adaptive_hook.h"
-#include "preload/fd_table.h"
-#include "preload/globals.h"
-#include "preload/low_paths.h"
-#include "preload/real.h"
+#include "preload/preload.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

@@ -17,11 +17,8 @@
 #include <unistd.h>
 
 #include "wrap_naming.h"
-#include "preload/adaptive_hook.h"
-#include "preload/globals.h"
-#include "preload/low_paths.h"
+#include "preload/preload.h"
 #include "preload/prologue.h"
-#include "preload/real.h"
 
 _Static_assert(sizeof(off_t) == 8, "the 64-bit aliases below assume a 64-bit off_t");
 

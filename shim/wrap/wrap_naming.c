@@ -15,12 +15,7 @@
 #include <unistd.h>
 
 #include "wrap_naming.h"
-#include "preload/fork.h"
-#include "preload/globals.h"
-#include "preload/init.h"
-#include "preload/process_identity.h"
-#include "preload/real.h"
-#include "preload/thread_state.h"
+#include "preload/preload.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

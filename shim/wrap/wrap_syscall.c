@@ -14,10 +14,8 @@
 #include "wrap_aio.h"
 #include "wrap_uring.h"
 #include "core/sys.h"
-#include "preload/globals.h"
-#include "preload/low_paths.h"
+#include "preload/preload.h"
 #include "preload/prologue.h"
-#include "preload/real.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

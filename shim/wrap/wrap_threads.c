@@ -14,11 +14,7 @@
 #include <signal.h>
 #include <string.h>
 
-#include "preload/fork.h"
-#include "preload/globals.h"
-#include "preload/init.h"
-#include "preload/real.h"
-#include "preload/thread_state.h"
+#include "preload/preload.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

@@ -25,12 +25,8 @@
 #include <unistd.h>
 
 #include "submit.h"
-#include "preload/fork.h"
-#include "preload/globals.h"
-#include "preload/init.h"
-#include "preload/low_paths.h"
+#include "preload/preload.h"
 #include "preload/prologue.h"
-#include "preload/real.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

@@ -101,6 +101,10 @@ def main():
     planted(tool, src, obj_dirs, "a stale docs table", stale_docs,
             "its layer table is not ROOMS")
 
+    planted(tool, src, obj_dirs, "a room without its face",
+            lambda w, s, o: os.remove(os.path.join(s, "adaptive", "adaptive_tier.h")),
+            "adaptive/ lacks its face header adaptive_tier.h")
+
     if failures:
         print(f"{len(failures)} planted fault(s) not caught")
         return 1

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "adaptive/adaptive.h"
+#include "adaptive/adaptive_tier.h"
 #include "expo_state.h"
 
 #define PREFIX "adaptive_"

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "adaptive/adaptive_view.h"
+#include "adaptive/adaptive_tier.h"
 #include "expo_state.h"
 
 /*

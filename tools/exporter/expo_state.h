@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "adaptive/adaptive_view.h"
+#include "adaptive/adaptive_tier.h"
 #include "trace/lat/trace_lat.h"
 
 /* When a series first appeared: OpenMetrics' _created. */

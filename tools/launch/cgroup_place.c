@@ -8,7 +8,7 @@
 
 #include <stdlib.h>
 
-#include "core/cgroup_tier.h"
+#include "core/core.h"
 
 void cgroup_place_before_exec(const struct config *cfg)
 {

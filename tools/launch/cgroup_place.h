@@ -8,7 +8,7 @@
 #ifndef IOTIER_CGROUP_PLACE_H
 #define IOTIER_CGROUP_PLACE_H
 
-#include "core/config.h"
+#include "core/core.h"
 
 /*
  * Place the calling process as @cfg says (IOTIER_CGROUP, IOTIER_LOW_WEIGHT), checked already

@@ -11,7 +11,7 @@
 #include <getopt.h>
 #include <stdbool.h>
 
-#include "core/config.h"
+#include "core/core.h"
 #include "core/settings.def"
 
 /*

@@ -11,7 +11,7 @@
 
 #include <sys/types.h>
 
-#include "core/config.h"
+#include "core/core.h"
 
 /* A command forked and held before its exec. */
 struct spawn {

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "adaptive/adaptive_region.h"
+#include "adaptive/adaptive_tier.h"
 #include "threads_memfd.h"
 
 struct remote {

@@ -8,8 +8,8 @@
 
 #include <jansson.h>
 
-#include "adaptive/adaptive.h"
-#include "core/rules.h"
+#include "adaptive/adaptive_tier.h"
+#include "core/core.h"
 #include "trace/common/json_text.h"
 
 #define THREADS_JSON_SCHEMA "iotier.threads/1"

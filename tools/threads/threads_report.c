@@ -20,8 +20,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "core/cgroup_tier.h"
-#include "core/rules.h"
+#include "core/core.h"
 #include "threads_memfd.h"
 
 /* Why the state could not be read, for THREADS_UNKNOWN. */

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "adaptive/adaptive_view.h"
+#include "adaptive/adaptive_tier.h"
 #include "state_table.h"
 
 /* Exit status when iotier's state in the process cannot be read (see threads_help). */

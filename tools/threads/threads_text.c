@@ -10,8 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/cgroup_tier.h"
-#include "core/rules.h"
+#include "core/core.h"
 #include "threads_adaptive.h"
 #include "trace/common/text_escape.h"
 

@@ -12,8 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/ioprio.h"
-#include "core/rules.h"       /* ioprio_class_names */
+#include "core/core.h"
 #include "trace/common/ioprio_text.h"
 #include "trace/common/json_text.h"
 #include "trace/common/text_escape.h"

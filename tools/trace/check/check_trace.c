@@ -17,7 +17,7 @@
 #include "iotitle.h"
 #include "iotitle.skel.h"
 #include "iotrack.skel.h"
-#include "core/title.h"
+#include "core/core.h"
 #include "trace/common/bpf_print.h"
 #include "trace/common/diskstats.h"
 #include "trace/common/kernel_probe.h"

@@ -7,8 +7,7 @@
 
 #include <stdio.h>
 
-#include "core/ioprio.h"
-#include "core/rules.h"
+#include "core/core.h"
 
 const char *ioprio_text(uint16_t ioprio, char *buf, size_t len)
 {

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/rules.h" /* ioprio_class_names */
+#include "core/core.h"
 
 static const char *const tier_names[TIER_COUNT] = { "low", "high", "default", "unattributed" };
 static const char *const op_names[OP_COUNT] = { "read", "write", "other" };

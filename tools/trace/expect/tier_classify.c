@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "core/rules.h"
+#include "core/core.h"
 
 enum expect_tier tier_classify(const struct config *cfg, const char *thread, const char *process,
 			       const char *cmdline)

@@ -8,7 +8,7 @@
 #ifndef IOTIER_TIER_CLASSIFY_H
 #define IOTIER_TIER_CLASSIFY_H
 
-#include "core/config.h"
+#include "core/core.h"
 #include "expect.h"
 
 /* TIER_LOW, TIER_HIGH or TIER_DEFAULT; @cmdline is arguments joined by spaces, "" if unknown. */

@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "iolat.skel.h"
-#include "core/ioprio.h"
+#include "core/core.h"
 #include "trace/common/bpf_print.h"
 #include "trace/common/kernel_probe.h"
 

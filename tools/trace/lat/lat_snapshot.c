@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "lat_snapshot.h"
-#include "core/rules.h"
+#include "core/core.h"
 
 void lat_sum(struct iolat_lat *dst, const struct iolat_lat *src)
 {

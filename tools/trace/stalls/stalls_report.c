@@ -10,8 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/ioprio.h"
-#include "core/rules.h"       /* ioprio_class_name */
+#include "core/core.h"
 #include "trace/common/ioprio_text.h"
 #include "trace/common/json_text.h"
 #include "trace/common/text_escape.h"

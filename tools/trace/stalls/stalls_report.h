@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core/config.h"
+#include "core/core.h"
 #include "stalls_snapshot.h"
 #include "trace/expect/expect.h"
 
