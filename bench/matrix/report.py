@@ -5,6 +5,7 @@ cell and variant (percentiles over the reader alone, the background's share of u
 while the reader is busy and idle, the fraction of the bound, lock waits, reaction), a
 Markdown table, and two SVG heat maps (fraction of bound, P99 over alone), hand-written so
 that nothing beyond Python is needed. Also run alone: report.py results.json [OUTDIR]."""
+import html
 import json
 import os
 import statistics
@@ -131,12 +132,12 @@ def heatmap(results, key, title, good, bad, spec):
     w, h = lw + cw * len(names) + 10, top + rh * len(cells) + 10
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
            f'font-family="sans-serif" font-size="12">',
-           f'<text x="5" y="18" font-size="14">{title}</text>']
+           f'<text x="5" y="18" font-size="14">{html.escape(title)}</text>']
     for j, n in enumerate(names):
-        out.append(f'<text x="{lw + cw * j + cw / 2}" y="{top - 8}" text-anchor="middle">{n}</text>')
+        out.append(f'<text x="{lw + cw * j + cw / 2}" y="{top - 8}" text-anchor="middle">{html.escape(n)}</text>')
     for i, c in enumerate(cells):
         y = top + rh * i
-        out.append(f'<text x="5" y="{y + 15}">{cell_label(c)}</text>')
+        out.append(f'<text x="5" y="{y + 15}">{html.escape(cell_label(c))}</text>')
         for j, n in enumerate(names):
             f = figures(c, n)
             x = None if f is None else f.get(key)
