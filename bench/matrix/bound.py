@@ -12,6 +12,18 @@ them on hand-computed cases.
 READ_SIZE = 4096
 PIECE_MAX = 1 << 20  # the background's own request size: no piece is larger
 
+# Each background as the disk sees it: its request size there (no piece can be larger) and
+# how many requests it keeps on the disk at once (how many channels it can ever fill). A
+# 1 MiB O_DIRECT write or read reaches refdisk as two 512 KiB requests (the loop device's
+# limit, docs/refdisk.md); writeback queues as many as there are channels (depth None); the
+# shared log writes 256 KiB and syncs before the next.
+BACKGROUNDS = {
+    "dio": {"piece": 512 << 10, "depth": 2},
+    "bufsync": {"piece": 512 << 10, "depth": None},
+    "seqread": {"piece": 512 << 10, "depth": 2},
+    "wal": {"piece": 256 << 10, "depth": 1},
+}
+
 
 def service(size, lat_s, bw):
     """A request's time on a channel: latency + size / bandwidth (seconds)."""
@@ -48,11 +60,13 @@ def full_rate(model, piece=PIECE_MAX):
     return piece / service(piece, model["lat_us"] / 1e6, model["bw"])
 
 
-def bound(model, fg, k, piece_max=PIECE_MAX):
+def bound(model, fg, k, piece_max=PIECE_MAX, depth=None):
     """The bound for one cell. model: lat_us, bw (bytes/s per channel), channels. fg: kind
     ('closed' or 'open'), qd, rate (reads/s while busy, alone), p99_us (alone), duty (busy
-    share of the time, 1 unless bursty). Returns piece_bytes (the largest piece that keeps
-    the delay within the allowance), busy_mb_s, idle_mb_s, total_mb_s."""
+    share of the time, 1 unless bursty). piece_max and depth: the background's request size
+    and how many channels it can fill at once (BACKGROUNDS; None: all). Returns piece_bytes
+    (the largest piece that keeps the delay within the allowance), busy_mb_s, idle_mb_s,
+    total_mb_s."""
     lat, bw, n = model["lat_us"] / 1e6, model["bw"], model["channels"]
     allow = (k - 1) * fg["p99_us"] / 1e6
     q, m, rate_c, r = _fg_shape(model, fg)
@@ -67,7 +81,10 @@ def bound(model, fg, k, piece_max=PIECE_MAX):
         s = min(piece_max, max(0.0, (gap + allow - lat) * bw))
         busy, _ = piece_closed(model, fg, s)
         busy += (n - q) * full_rate(model, piece_max)  # channels the reader never uses
-    idle = n * full_rate(model, piece_max)
+    # a background that keeps only `depth` requests on the disk fills no more channels
+    cap = min(n, depth or n) * full_rate(model, piece_max)
+    busy = min(busy, cap)
+    idle = cap
     duty = fg.get("duty", 1.0)
     return {
         "piece_bytes": int(s),
@@ -76,6 +93,12 @@ def bound(model, fg, k, piece_max=PIECE_MAX):
         "total_mb_s": (duty * busy + (1 - duty) * idle) / 1e6,
         "allowance_us": allow * 1e6,
     }
+
+
+def cell_bound(cell, k):
+    """bound() for a cell of results.json (its model, fg_model and background)."""
+    bg = BACKGROUNDS[cell["bg"]]
+    return bound(cell["model"], cell["fg_model"], k, bg["piece"], bg["depth"])
 
 
 def predict_piece(model, fg, s):

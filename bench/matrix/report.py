@@ -159,11 +159,26 @@ def write_all(results, out):
         f.write(heatmap(results, "p99x", "reader P99 over alone", 1.0, 4.0, ".2f"))
 
 
+def rebound(results):
+    """The cells' bounds again from their stored inputs (after a change to bound.py)."""
+    import re
+    import bound
+    for c in results["cells"]:
+        if c.get("fg_model"):
+            c["bound"] = {t: bound.cell_bound(c, float(re.search(r"([0-9.]+)x$", t).group(1)))
+                          for t in results["targets"]}
+
+
 if __name__ == "__main__":
+    redo = "--rebound" in sys.argv
+    if redo:
+        sys.argv.remove("--rebound")
     if len(sys.argv) not in (2, 3):
-        sys.exit("usage: report.py results.json [OUTDIR]")
+        sys.exit("usage: report.py [--rebound] results.json [OUTDIR]")
     with open(sys.argv[1]) as f:
         res = json.load(f)
+    if redo:
+        rebound(res)
     outdir = sys.argv[2] if len(sys.argv) == 3 else os.path.dirname(os.path.abspath(sys.argv[1]))
     write_all(res, outdir)
     sys.stdout.write(markdown(res))

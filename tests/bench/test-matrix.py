@@ -47,6 +47,17 @@ class Bound(unittest.TestCase):
         self.assertAlmostEqual(b["busy_mb_s"], 45.952, places=3)
         self.assertAlmostEqual(b["total_mb_s"], 45.952, places=3)
 
+    def test_background_depth(self):
+        # cloud, the O_DIRECT background (512 KiB at the disk, two at once): one channel at
+        # full is 524288 B / (1 ms + 524288 / 32e6 s) = 30.159 MB/s, so it can never pass
+        # 2 x 30.159 = 60.32 MB/s, though three channels are free of a QD1 reader
+        cell = {"bg": "dio", "model": CLOUD,
+                "fg_model": {"kind": "closed", "qd": 1, "rate": 800, "p99_us": 1500}}
+        b = bound.cell_bound(cell, 2)
+        self.assertAlmostEqual(b["idle_mb_s"], 60.319, places=2)
+        self.assertAlmostEqual(b["busy_mb_s"], 60.319, places=2)
+        self.assertLessEqual(b["piece_bytes"], 512 << 10)
+
     def test_no_allowance_no_piece(self):
         # k = 1 leaves no delay to spend: only the reader's own idle gap, shorter than L here
         fg = {"kind": "closed", "qd": 1, "rate": 1 / 150e-6, "p99_us": 500}
