@@ -103,7 +103,13 @@ def cell_bound(cell, k):
 
 def predict_piece(model, fg, s):
     """What a static background of back-to-back s-byte pieces should give a closed-loop
-    reader: background MB/s and the reader's P99 (alone's P99 plus the delay each read
-    pays). The check of the model against one measured cell."""
+    reader: background MB/s, the reader's reads/s, and its P50 and P99 (alone's plus the
+    delay d each read pays). The check of the model against one measured cell."""
     busy, d = piece_closed(model, fg, s)
-    return {"bg_mb_s": busy / 1e6, "p99_us": fg["p99_us"] + d * 1e6}
+    q, m, rate_c, _ = _fg_shape(model, fg)
+    cycle = m / rate_c
+    out = {"bg_mb_s": busy / 1e6, "p99_us": fg["p99_us"] + d * 1e6,
+           "reads_s": fg["rate"] * cycle / (cycle + d)}
+    if "p50_us" in fg:
+        out["p50_us"] = fg["p50_us"] + d * 1e6
+    return out

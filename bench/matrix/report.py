@@ -72,12 +72,19 @@ def check_lines(ck):
     if "error" in m:
         return [f"bound check failed: {m['error']}"]
     mb, p99 = m["bg_mb_s_busy"], m["p99_us"]
-    return [f"Bound check ({' '.join(ck['cell'])}, k={ck['k']:g}): back-to-back "
+    line = (f"Bound check ({' '.join(ck['cell'])}, k={ck['k']:g}): back-to-back "
             f"{ck['piece_bytes'] // 1024} KiB O_DIRECT pieces, untagged. Background "
             f"{mb:.1f} MB/s measured against {p['bg_mb_s']:.1f} predicted "
-            f"({mb / p['bg_mb_s'] - 1:+.0%}); reader P99 {p99 / 1e3:.2f} ms against "
-            f"{p['p99_us'] / 1e3:.2f} ms predicted ({p99 / p['p99_us'] - 1:+.0%}; k x alone = "
-            f"{ck['k'] * ck['alone_p99_us'] / 1e3:.2f} ms)."]
+            f"({mb / p['bg_mb_s'] - 1:+.0%}); ")
+    if "p50_us" in p and "p50_us" in m:
+        line += (f"reads/s {m['reads_per_s']:.0f} against {p['reads_s']:.0f} "
+                 f"({m['reads_per_s'] / p['reads_s'] - 1:+.0%}); reader P50 "
+                 f"{m['p50_us'] / 1e3:.2f} ms against {p['p50_us'] / 1e3:.2f} ms "
+                 f"({m['p50_us'] / p['p50_us'] - 1:+.0%}); ")
+    line += (f"reader P99 {p99 / 1e3:.2f} ms against {p['p99_us'] / 1e3:.2f} ms predicted "
+             f"({p99 / p['p99_us'] - 1:+.0%}; k x alone = "
+             f"{ck['k'] * ck['alone_p99_us'] / 1e3:.2f} ms).")
+    return [line]
 
 
 def print_check(ck):
