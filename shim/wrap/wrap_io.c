@@ -147,9 +147,25 @@ WRAP_READ_VIA(__pread_chk, (int fd, void *buf, size_t n, off_t off, size_t bufle
 	      (fd, buf, n, off, buflen), fd,
 	      unlikely(adaptive_on) && n <= buflen ? adaptive_pread(fd, buf, n, off)
 						   : REAL(__pread_chk)(fd, buf, n, off, buflen))
-WRAP(fsync, int, (int fd), (fd))
-WRAP(fdatasync, int, (int fd), (fd))
+/*
+ * A sync by a high thread marks its file as the foreground's (adaptive_hook.h): a low
+ * thread's writes to it then pass the gate, so a low holder of the program's lock around a
+ * WAL write is never held while the foreground waits for the lock.
+ */
+#define WRAP_SYNC(name, params, args, fd)                                                  \
+	EXPORT int name params                                                             \
+	{                                                                                  \
+		if (likely(!in_shim)) {                                                    \
+			shim_io_prologue();                                                \
+			adaptive_before_sync(fd);                                          \
+		}                                                                          \
+		return REAL(name) args;                                                    \
+	}
+
+WRAP_SYNC(fsync, (int fd), (fd), fd)
+WRAP_SYNC(fdatasync, (int fd), (fd), fd)
 WRAP_OPTIONAL(syncfs, int, (int fd), (fd))
+/* sync_file_range marks nothing (yet): a writeback hint, not the durability point a lock waits on. */
 WRAP_OPTIONAL(sync_file_range, int, (int fd, off_t off, off_t n, unsigned int flags),
 	      (fd, off, n, flags))
 WRAP_OPTIONAL(fallocate, int, (int fd, int mode, off_t off, off_t len), (fd, mode, off, len))
