@@ -413,7 +413,7 @@ ssize_t adaptive_read(int fd, void *buf, size_t n)
 {
 	struct low_call call = { .fd = fd, .op = OP_READ };
 
-	if (!self_is_low())
+	if (!self_is_gated())
 		return REAL(read)(fd, buf, n);
 	return low_io(&call, buf, n, -1);
 }
@@ -422,7 +422,7 @@ ssize_t adaptive_write(int fd, const void *buf, size_t n)
 {
 	struct low_call call = { .fd = fd, .op = OP_WRITE };
 
-	if (!self_is_low()) {
+	if (!self_is_gated()) {
 		adaptive_high_writes(fd);
 		return REAL(write)(fd, buf, n);
 	}
@@ -441,7 +441,7 @@ static struct adaptive_timing timing_begin(int fd)
 
 struct adaptive_timing adaptive_read_begin(int fd)
 {
-	if (self_is_low())
+	if (!self_is_foreground())
 		return (struct adaptive_timing){ 0 };
 	return timing_begin(fd);
 }
@@ -470,8 +470,10 @@ ssize_t adaptive_pread(int fd, void *buf, size_t n, off_t off)
 	struct adaptive_timing t;
 	ssize_t ret;
 
-	if (self_is_low())
+	if (self_is_gated())
 		return low_io(&call, buf, n, off);
+	if (self_is_urgent())
+		return REAL(pread)(fd, buf, n, off);
 	t = timing_begin(fd);
 	ret = REAL(pread)(fd, buf, n, off);
 	adaptive_read_end(t, ret);
@@ -482,7 +484,7 @@ ssize_t adaptive_pwrite(int fd, const void *buf, size_t n, off_t off)
 {
 	struct low_call call = { .fd = fd, .op = OP_PWRITE };
 
-	if (!self_is_low()) {
+	if (!self_is_gated()) {
 		adaptive_high_writes(fd);
 		return REAL(pwrite)(fd, buf, n, off);
 	}

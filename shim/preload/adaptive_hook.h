@@ -99,16 +99,16 @@ static inline void adaptive_high_writes(int fd)
 /* Before a sync of @fd (fsync, fdatasync, sync_file_range): a high one notes the file. */
 static inline void adaptive_before_sync(int fd)
 {
-	if (unlikely(adaptive_on) && !self_is_low())
+	if (unlikely(adaptive_on) && !self_is_gated())
 		adaptive_high_writes(fd);
 }
 
 /*
- * @call on @fd, gated whole when a target is set and the thread is low; any other
- * thread's write notes its file as shared.
+ * @call on @fd, gated whole when a target is set and the thread is low (not urgent); any
+ * other thread's write notes its file as shared.
  */
 #define ADAPTIVE_GATED(fd, write, call)                                                    \
-	(likely(!adaptive_on) || !self_is_low()                                            \
+	(likely(!adaptive_on) || !self_is_gated()                                          \
 		 ? ((write) && adaptive_on ? adaptive_high_writes(fd) : (void)0), (call)   \
 		 : ({                                                                      \
 			   uint32_t ticket_ = adaptive_low_begin(fd, write);                 \
