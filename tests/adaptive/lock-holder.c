@@ -9,9 +9,10 @@
  * appends to and syncs the "WAL" once, then takes a mutex that a low thread holds around a
  * buffered append, an O_DIRECT pwrite larger than the chunk and an fdatasync of the same
  * file through its own descriptors, and the same with a process-shared mutex held by a
- * forked low child (the shared file is known across the tree, by device and inode). The
- * foreground's longest wait for the lock must stay under LOCK_WAIT_MAX_MS; a low write to an
- * unshared file must meanwhile stay asleep at the gate. Before the fix the holder's write
+ * forked low child (the shared file is known across the tree, by device and inode). None of
+ * the holder's calls may begin a wait at the gate (its counter), and the foreground's
+ * longest wait for the lock may exceed the holder's longest hold by LOCK_SLACK_MS at most;
+ * a low write to an unshared file must meanwhile stay asleep at the gate. Before the fix the holder's write
  * waits out the 60 s bound: the foreground's timed lock gives up after a second.
  * Usage: adaptive-lock-holder DIR (a scratch directory on a file system with O_DIRECT).
  */
@@ -36,7 +37,12 @@
 #define RECORD 4096u
 #define DIRECT_BYTES (64u * 1024) /* larger than the chunk: a candidate for the splitter */
 #define ROUNDS 20
-#define LOCK_WAIT_MAX_MS 20 /* the holder sleeps 1 ms with the lock, then writes and syncs */
+/*
+ * The holder keeps the lock for 1 ms plus its write and sync, which a loaded machine can
+ * stretch to tens of ms: the foreground's wait may exceed the holder's longest hold by at
+ * most this (scheduling), and the gate must have made none of the holder's calls wait.
+ */
+#define LOCK_SLACK_MS 20
 #define GIVE_UP_S 1         /* the foreground's timed lock: a held holder waits 60 s */
 
 static struct adaptive_region *region;
@@ -50,6 +56,7 @@ struct lock_pair {
 	sem_t locked;    /* posted by the holder once it has the mutex */
 	sem_t taken;     /* posted by the foreground once it has the mutex in turn */
 	long io_max_ns;  /* the holder's longest write or sync */
+	long hold_max_ns; /* the holder's longest time with the mutex */
 	_Atomic int abandon; /* the foreground gave up: the holder stops */
 };
 static struct lock_pair *pair;
@@ -88,12 +95,17 @@ static void hold_and_write(void)
 	if (!EXPECT(fd >= 0 && dfd >= 0, "open the WAL: %m"))
 		return;
 	for (int i = 0; i < ROUNDS && !atomic_load(&pair->abandon); i++) {
+		uint64_t t0;
+
 		pthread_mutex_lock(&pair->mutex);
+		t0 = now_ns();
 		sem_post(&pair->locked);
 		usleep(1000); /* the foreground is now waiting for the mutex */
 		TIMED_IO(write(fd, record, RECORD), "the holder's append");
 		TIMED_IO(pwrite(dfd, record, DIRECT_BYTES, (off_t)(1u << 20)), "the holder's pwrite");
 		TIMED_IO(fdatasync(fd), "the holder's fdatasync");
+		if ((long)(now_ns() - t0) > pair->hold_max_ns)
+			pair->hold_max_ns = (long)(now_ns() - t0);
 		pthread_mutex_unlock(&pair->mutex);
 		sem_wait(&pair->taken);
 	}
@@ -166,13 +178,24 @@ static bool sst_held(void)
 	return !atomic_load(&sst_done) && tid && adaptive_worker_in_futex(tid);
 }
 
-static void report(const char *who, long worst)
+/* The rounds' figures; @waits: the gate's waits begun during them (the holder's). */
+static void report(const char *who, long worst, uint64_t waits)
 {
-	printf("%s: the foreground's longest wait for the lock %.3f ms, the holder's longest "
-	       "write or sync %.3f ms\n", who, worst / 1e6, pair->io_max_ns / 1e6);
-	EXPECT(worst >= 0 && worst < LOCK_WAIT_MAX_MS * 1000000l,
-	       "%s: the foreground waited %.3f ms for the lock (bound %d ms)", who, worst / 1e6,
-	       LOCK_WAIT_MAX_MS);
+	if (worst < 0)
+		return; /* the foreground gave up: said already */
+	printf("%s: the foreground's longest wait for the lock %.3f ms; the holder's longest "
+	       "hold %.3f ms, write or sync %.3f ms\n", who, worst / 1e6, pair->hold_max_ns / 1e6,
+	       pair->io_max_ns / 1e6);
+	EXPECT(waits == 0, "%s: %llu of the holder's calls waited at the gate", who,
+	       (unsigned long long)waits);
+	EXPECT(worst < pair->hold_max_ns + LOCK_SLACK_MS * 1000000l,
+	       "%s: the foreground waited %.3f ms for the lock, the holder held it %.3f ms", who,
+	       worst / 1e6, pair->hold_max_ns / 1e6);
+}
+
+static uint64_t gate_waits(void)
+{
+	return atomic_load(&region->gate.waits);
 }
 
 /* The same rounds with a forked low child as the holder: the WAL is known tree-wide. */
@@ -180,8 +203,10 @@ static void child_rounds(int wal)
 {
 	pid_t child;
 	int status = 0;
+	uint64_t waits = gate_waits();
+	long worst;
 
-	pair->io_max_ns = 0;
+	pair->io_max_ns = pair->hold_max_ns = 0;
 	child = fork();
 	if (!EXPECT(child >= 0, "fork: %m"))
 		return;
@@ -190,8 +215,9 @@ static void child_rounds(int wal)
 		hold_and_write();
 		_exit(test_result());
 	}
-	report("a low child process", contend(wal));
-	if (test_failures) /* the child may be held: let it go */
+	worst = contend(wal);
+	report("a low child process", worst, gate_waits() - waits);
+	if (worst < 0) /* the child is held: let it go */
 		low_gate_set_cap(&region->gate, LOW_GATE_UNLIMITED, 0);
 	EXPECT(waitpid(child, &status, 0) == child && WIFEXITED(status) &&
 	       WEXITSTATUS(status) == 0, "the low child failed (status %#x)", status);
@@ -218,6 +244,8 @@ static int setup(void)
 int main(int argc, char **argv)
 {
 	pthread_t sst, holder;
+	uint64_t waits;
+	long worst;
 	int wal;
 
 	if (argc != 2) {
@@ -241,15 +269,18 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 100 && !sst_held(); i++)
 		usleep(10000);
 	EXPECT(sst_held(), "a low write to an unshared file was not held: holding is not forced");
+	waits = gate_waits();
 	if (pthread_create(&holder, NULL, holder_thread, NULL) != 0)
 		return test_fail("pthread_create");
-	report("a low thread", contend(wal));
-	if (test_failures)
+	worst = contend(wal);
+	report("a low thread", worst, gate_waits() - waits);
+	if (worst < 0) /* the holder is held: let it go, and skip the rest */
 		low_gate_set_cap(&region->gate, LOW_GATE_UNLIMITED, 0);
 	pthread_join(holder, NULL);
-	if (!test_failures)
+	if (worst >= 0) {
 		child_rounds(wal);
-	EXPECT(sst_held(), "the unshared low write was let go while the tier was held");
+		EXPECT(sst_held(), "the unshared low write was let go while the tier was held");
+	}
 	low_gate_set_cap(&region->gate, LOW_GATE_UNLIMITED, 0);
 	pthread_join(sst, NULL);
 	EXPECT(atomic_load(&sst_done), "the unshared write never returned");
