@@ -3,6 +3,8 @@
  * adaptive_hook.c: the adaptive tier inside the wrappers (see adaptive_hook.h): a high
  * thread's synchronous reads timed into the window, a low thread's I/O through the gate
  * and the splitter, and the gate's side of the writeback push and of async submissions.
+ * A low write to a file the foreground writes or syncs passes ungated (file_shared), and
+ * urgent threads (IOTIER_URGENT) are neither timed nor gated.
  */
 #include "adaptive_hook.h"
 

@@ -3,7 +3,8 @@
  * fd_table.h: what the shim knows about each fd (fd_table.c), in a fixed table indexed by
  * fd, like comm_fd_tid in wrap/wrap_naming.h: nothing allocates, a lookup is a load. An
  * entry holds what the fd is (fd_kind, found once per open with raw syscalls), whether its
- * path asked for drop-behind, the splitter's alignment, and the low paths' byte counters.
+ * path asked for drop-behind, the splitter's alignment, the file's key and whether the
+ * foreground writes it too (FD_SHARED), and the low paths' byte counters.
  */
 #ifndef IOTIER_FD_TABLE_H
 #define IOTIER_FD_TABLE_H
