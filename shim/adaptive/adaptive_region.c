@@ -55,6 +55,47 @@ uint32_t adaptive_region_chunk(const struct adaptive_region *r)
 	return chunk;
 }
 
+/*
+ * The shared-files table: the key's own slot and the next ADAPTIVE_SHARED_PROBE - 1. No
+ * field read here is an index or a length, so a garbled table can only make a write pass
+ * ungated or gated, never crash or wait.
+ */
+void adaptive_region_note_shared(struct adaptive_region *r, uint64_t key)
+{
+	uint32_t home = (uint32_t)(key % ADAPTIVE_SHARED_FILES);
+
+	for (uint32_t i = 0; i < ADAPTIVE_SHARED_PROBE; i++) {
+		_Atomic uint64_t *slot = &r->shared_files[(home + i) % ADAPTIVE_SHARED_FILES];
+		uint64_t was = 0;
+
+		if (atomic_compare_exchange_strong(slot, &was, key)) {
+			atomic_fetch_add(&r->shared_notes, 1);
+			return;
+		}
+		if (was == key)
+			return;
+	}
+	/* Full: this key replaces its home slot's (whose file, if live, is cached per fd). */
+	atomic_store(&r->shared_files[home], key);
+	atomic_fetch_add(&r->shared_notes, 1);
+}
+
+bool adaptive_region_file_shared(const struct adaptive_region *r, uint64_t key)
+{
+	uint32_t home = (uint32_t)(key % ADAPTIVE_SHARED_FILES);
+
+	for (uint32_t i = 0; i < ADAPTIVE_SHARED_PROBE; i++) {
+		uint64_t k = atomic_load_explicit(&r->shared_files[(home + i) % ADAPTIVE_SHARED_FILES],
+						  memory_order_relaxed);
+
+		if (k == key)
+			return true;
+		if (!k)
+			return false;
+	}
+	return false;
+}
+
 static void publish(struct adaptive_region *r, uint64_t now_ns)
 {
 	atomic_store(&r->chunk, r->ctl.chunk);

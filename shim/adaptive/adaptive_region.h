@@ -51,7 +51,7 @@
  * The layout version changes whenever struct adaptive_region does.
  */
 #define ADAPTIVE_REGION_MAGIC 0x444150414954ull /* "TIAPAD": iotier adaptive */
-#define ADAPTIVE_REGION_LAYOUT 6u
+#define ADAPTIVE_REGION_LAYOUT 7u
 
 /*
  * The window's histogram, one per CPU slot, summed by the stepper. With one shared
@@ -66,6 +66,16 @@
 struct adaptive_hist_slot {
 	_Alignas(64) _Atomic uint32_t count[HIST_NR_BUCKETS];
 };
+
+/*
+ * The tree's shared files (docs/adaptive.md, "A lock holder is never held"): keys of files
+ * (fd_file_key) that a high thread wrote or synced, in an open-addressed table searched
+ * over at most ADAPTIVE_SHARED_PROBE slots from the key's own. A WAL rotated every few
+ * minutes fills it in days: when a key's slots are all taken, it replaces the one at its
+ * own slot, most likely a deleted file's.
+ */
+#define ADAPTIVE_SHARED_FILES 512u
+#define ADAPTIVE_SHARED_PROBE 8u
 
 struct adaptive_region {
 	uint64_t magic;                /* ADAPTIVE_REGION_MAGIC once initialised */
@@ -96,6 +106,9 @@ struct adaptive_region {
 	 * a step writes it.
 	 */
 	_Atomic uint32_t seq;
+	/* Files a high thread wrote or synced (adaptive_region_note_shared); 0: a free slot. */
+	_Atomic uint32_t shared_notes; /* keys stored, ever: a change means "look again" */
+	_Atomic uint64_t shared_files[ADAPTIVE_SHARED_FILES];
 };
 
 /* Map and start a region for @t at @now_ns; NULL with errno. */
@@ -150,6 +163,15 @@ static inline void adaptive_region_note_read(struct adaptive_region *r, uint64_t
 	errno = saved;
 	adaptive_region_note_read_at(r, (uint32_t)cpu, ns);
 }
+
+/*
+ * A high thread wrote or synced the file of @key (nonzero): note it for every process of
+ * the tree. A few compare-and-swaps, once per high fd.
+ */
+void adaptive_region_note_shared(struct adaptive_region *r, uint64_t key);
+
+/* Is the file of @key one a high thread wrote or synced? At most ADAPTIVE_SHARED_PROBE loads. */
+bool adaptive_region_file_shared(const struct adaptive_region *r, uint64_t key);
 
 /* Has the window ended by @now_ns? One relaxed load: callers ask before anything else. */
 static inline bool adaptive_region_due(struct adaptive_region *r, uint64_t now_ns)

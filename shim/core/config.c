@@ -179,13 +179,14 @@ static int parse_writeback_strict(struct config *cfg, const char *value, char *e
 	return 0;
 }
 
-/* A comma-separated list of globs (glob_match()); empty means none. */
-static int parse_drop_behind(struct config *cfg, const char *value, char *err, size_t errlen)
+/* A comma-separated list of globs (glob_match()) into @globs; empty means none. */
+static int parse_globs(const char *value, char (*globs)[RULE_GLOB_MAX], unsigned max,
+		       unsigned *n, char *err, size_t errlen)
 {
 	const char *cursor = list_start(value), *glob;
 	size_t len;
 
-	cfg->n_drop_globs = 0;
+	*n = 0;
 	while (list_next_item(&cursor, &glob, &len)) {
 		if (!len) {
 			snprintf(err, errlen, "bad glob list '%s': empty glob at offset %zu", value,
@@ -197,14 +198,27 @@ static int parse_drop_behind(struct config *cfg, const char *value, char *err, s
 				 "bytes", (size_t)(glob - value), RULE_GLOB_MAX - 1);
 			return -1;
 		}
-		if (cfg->n_drop_globs == DROP_GLOBS_MAX) {
-			snprintf(err, errlen, "bad glob list: more than %d globs", DROP_GLOBS_MAX);
+		if (*n == max) {
+			snprintf(err, errlen, "bad glob list: more than %u globs", max);
 			return -1;
 		}
-		memcpy(cfg->drop_globs[cfg->n_drop_globs], glob, len);
-		cfg->drop_globs[cfg->n_drop_globs++][len] = '\0';
+		memcpy(globs[*n], glob, len);
+		globs[(*n)++][len] = '\0';
 	}
 	return 0;
+}
+
+static int parse_drop_behind(struct config *cfg, const char *value, char *err, size_t errlen)
+{
+	return parse_globs(value, cfg->drop_globs, DROP_GLOBS_MAX, &cfg->n_drop_globs, err,
+			   errlen);
+}
+
+/* Thread-name globs, as IOTIER_LOW's names: RocksDB's flush threads by default. */
+static int parse_urgent(struct config *cfg, const char *value, char *err, size_t errlen)
+{
+	return parse_globs(value, cfg->urgent_globs, URGENT_GLOBS_MAX, &cfg->n_urgent_globs, err,
+			   errlen);
 }
 
 /* Bytes per second: 0 (off) or at least a page per second. */
@@ -317,6 +331,14 @@ bool config_drop_behind_matches(const struct config *cfg, const char *path)
 {
 	for (unsigned i = 0; i < cfg->n_drop_globs; i++)
 		if (glob_match(cfg->drop_globs[i], path))
+			return true;
+	return false;
+}
+
+bool config_urgent_matches(const struct config *cfg, const char *name)
+{
+	for (unsigned i = 0; i < cfg->n_urgent_globs; i++)
+		if (glob_match(cfg->urgent_globs[i], name))
 			return true;
 	return false;
 }

@@ -16,6 +16,7 @@
 #include "rules.h"
 
 #define DROP_GLOBS_MAX 16 /* globs in IOTIER_DROP_BEHIND */
+#define URGENT_GLOBS_MAX 8 /* globs in IOTIER_URGENT */
 
 /* Which cgroup hierarchy low processes are placed in (IOTIER_CGROUP); see cgroup_tier.h. */
 enum cgroup_mode { CGROUP_AUTO = 0, CGROUP_OFF, CGROUP_V1, CGROUP_V2 };
@@ -54,6 +55,8 @@ struct config {
 	uint64_t low_min_rate;    /* IOTIER_LOW_MIN_RATE: the low tier is never held below it */
 	char debt_log[RULE_GLOB_MAX]; /* IOTIER_DEBT_LOG: the database's log, a glob; "" none */
 	uint64_t gate_wait_ns;    /* IOTIER_GATE_WAIT: the longest a low call waits at the gate */
+	unsigned n_urgent_globs;  /* IOTIER_URGENT: thread names neither timed nor gated */
+	char urgent_globs[URGENT_GLOBS_MAX][RULE_GLOB_MAX];
 
 	/* IOTIER_STATE_DIR: where this process's state file goes for the exporter; "" none. */
 	char state_dir[STATE_DIR_MAX];
@@ -106,5 +109,7 @@ int config_parse_size(const char *text, uint64_t *out, char *err, size_t errlen)
 
 /* Does @path match one of the IOTIER_DROP_BEHIND globs? */
 bool config_drop_behind_matches(const struct config *cfg, const char *path);
+/* Is a thread named @name urgent (IOTIER_URGENT)? The adaptive tier neither times nor holds it. */
+bool config_urgent_matches(const struct config *cfg, const char *name);
 
 #endif

@@ -19,6 +19,7 @@ enum slot_flags {
 	SLOT_EXPLICIT = 1u << 0, /* the thread chose its tier with iotier_set_tier() */
 	SLOT_BY_THREAD_RULE = 1u << 1,
 	SLOT_BY_PROCESS_RULE = 1u << 2,
+	SLOT_URGENT = 1u << 3,   /* its name matches IOTIER_URGENT: neither timed nor gated */
 };
 
 struct state_slot {

@@ -3,6 +3,8 @@
  * adaptive_hook.c: the adaptive tier inside the wrappers (see adaptive_hook.h): a high
  * thread's synchronous reads timed into the window, a low thread's I/O through the gate
  * and the splitter, and the gate's side of the writeback push and of async submissions.
+ * A low write to a file the foreground writes or syncs passes ungated (file_shared), and
+ * urgent threads (IOTIER_URGENT) are neither timed nor gated.
  */
 #include "adaptive_hook.h"
 
@@ -110,6 +112,59 @@ static uint32_t kind_of(int fd)
 	return kind;
 }
 
+/* ---- shared files: a lock holder is never held ---------------------------------------- */
+
+/*
+ * A high thread wrote or synced @fd, whose entry is not marked FD_SHARED yet: note its
+ * file in the region for the whole tree, and mark the entry so that this fd's next high
+ * writes cost one load. Once per high fd. errno as it was.
+ */
+void adaptive_high_note(int fd)
+{
+	struct fd_path *p = &fd_paths[fd];
+	uint32_t flags;
+	uint64_t key;
+
+	kind_of(fd); /* classifies the fd once, and so finds its file's key */
+	flags = atomic_load_explicit(&p->flags, memory_order_acquire);
+	if ((flags & FD_KIND_MASK) == FD_KIND_UNKNOWN)
+		return; /* not classified (a closed fd): nothing to note */
+	key = atomic_load_explicit(&p->file_key, memory_order_relaxed);
+	if (key)
+		adaptive_region_note_shared(adaptive_on, key);
+	/* Only onto the entry it was found for: an fd reset meanwhile is noted again. */
+	atomic_compare_exchange_strong(&p->flags, &flags, flags | FD_SHARED);
+}
+
+/*
+ * Is @fd's file one a high thread writes or syncs? O(1) and no syscall: the entry's bit, or
+ * when the region noted no file since this fd last looked, a compare; else one probe of
+ * the region's table, whose answer the entry keeps.
+ */
+static bool file_shared(int fd, uint32_t kind)
+{
+	struct fd_path *p;
+	uint32_t flags, notes;
+	uint64_t key;
+
+	if (kind == FD_KIND_OTHER)
+		return false;
+	p = &fd_paths[fd];
+	flags = atomic_load_explicit(&p->flags, memory_order_acquire);
+	if (flags & FD_SHARED)
+		return true;
+	notes = atomic_load_explicit(&adaptive_on->shared_notes, memory_order_acquire);
+	if (atomic_load_explicit(&p->shared_seen, memory_order_relaxed) == notes)
+		return false;
+	key = atomic_load_explicit(&p->file_key, memory_order_relaxed);
+	if (key && adaptive_region_file_shared(adaptive_on, key)) {
+		atomic_compare_exchange_strong(&p->flags, &flags, flags | FD_SHARED);
+		return true;
+	}
+	atomic_store_explicit(&p->shared_seen, notes, memory_order_relaxed);
+	return false;
+}
+
 /* ---- the low side ---------------------------------------------------------------- */
 
 /* adaptive_low_begin for an fd whose kind is known. */
@@ -131,9 +186,14 @@ static uint32_t low_begin(uint32_t kind, bool write)
 	return adaptive_gate_enter();
 }
 
+/* A write to a shared file passes without waiting or a slot; its bytes are still counted. */
 uint32_t adaptive_low_begin(int fd, bool write)
 {
-	return low_begin(kind_of(fd), write);
+	uint32_t kind = kind_of(fd);
+
+	if (write && file_shared(fd, kind))
+		return 0;
+	return low_begin(kind, write);
 }
 
 void adaptive_low_end(uint32_t ticket, ssize_t ret)
@@ -331,7 +391,14 @@ static ssize_t low_io(struct low_call *call, char *buf, size_t n, off_t off)
 	/* unchecked, as a filter only: whatever it says, a cut call asks piece_allowance */
 	uint32_t chunk = atomic_load_explicit(&adaptive_on->chunk, memory_order_relaxed);
 	uint32_t kind = call->kind = kind_of(call->fd);
+	ssize_t ret;
 
+	/* A write to a file the foreground writes too (a WAL): whole, never held. */
+	if (unlikely(op_writes(call->op) && file_shared(call->fd, kind))) {
+		ret = real_io(call, buf, n, off);
+		adaptive_low_end(0, ret);
+		return ret;
+	}
 	/*
 	 * Pipes and sockets are left alone; read() and write() at the file position are paced
 	 * whole (split_io.c, rule 1), and so is a buffered write (one copy) and every call the
@@ -348,7 +415,7 @@ ssize_t adaptive_read(int fd, void *buf, size_t n)
 {
 	struct low_call call = { .fd = fd, .op = OP_READ };
 
-	if (!self_is_low())
+	if (!self_is_gated())
 		return REAL(read)(fd, buf, n);
 	return low_io(&call, buf, n, -1);
 }
@@ -357,8 +424,10 @@ ssize_t adaptive_write(int fd, const void *buf, size_t n)
 {
 	struct low_call call = { .fd = fd, .op = OP_WRITE };
 
-	if (!self_is_low())
+	if (!self_is_gated()) {
+		adaptive_high_writes(fd);
 		return REAL(write)(fd, buf, n);
+	}
 	return low_io(&call, (char *)buf, n, -1);
 }
 
@@ -374,7 +443,7 @@ static struct adaptive_timing timing_begin(int fd)
 
 struct adaptive_timing adaptive_read_begin(int fd)
 {
-	if (self_is_low())
+	if (!self_is_foreground())
 		return (struct adaptive_timing){ 0 };
 	return timing_begin(fd);
 }
@@ -403,8 +472,10 @@ ssize_t adaptive_pread(int fd, void *buf, size_t n, off_t off)
 	struct adaptive_timing t;
 	ssize_t ret;
 
-	if (self_is_low())
+	if (self_is_gated())
 		return low_io(&call, buf, n, off);
+	if (self_is_urgent())
+		return REAL(pread)(fd, buf, n, off);
 	t = timing_begin(fd);
 	ret = REAL(pread)(fd, buf, n, off);
 	adaptive_read_end(t, ret);
@@ -415,8 +486,10 @@ ssize_t adaptive_pwrite(int fd, const void *buf, size_t n, off_t off)
 {
 	struct low_call call = { .fd = fd, .op = OP_PWRITE };
 
-	if (!self_is_low())
+	if (!self_is_gated()) {
+		adaptive_high_writes(fd);
 		return REAL(pwrite)(fd, buf, n, off);
+	}
 	return low_io(&call, (char *)buf, n, off);
 }
 

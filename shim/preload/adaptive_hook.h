@@ -80,10 +80,36 @@ SHIM_HIDDEN ssize_t adaptive_write(int fd, const void *buf, size_t n);
 SHIM_HIDDEN uint32_t adaptive_low_begin(int fd, bool write);
 SHIM_HIDDEN void adaptive_low_end(uint32_t ticket, ssize_t ret);
 
-/* @call on @fd, gated whole when a target is set and the thread is low. */
+/*
+ * A high thread (or an untagged one) writes or syncs @fd while a target is set: its file is
+ * shared with the foreground, and a low thread's writes to it are never held
+ * (docs/adaptive.md, "A lock holder is never held"). One load and a branch once the fd is
+ * marked; the first time, a statx at most (adaptive_high_note).
+ */
+SHIM_HIDDEN void adaptive_high_note(int fd);
+
+static inline void adaptive_high_writes(int fd)
+{
+	if ((unsigned)fd < PATH_FD_MAX &&
+	    unlikely(!(atomic_load_explicit(&fd_paths[fd].flags, memory_order_relaxed) &
+		       FD_SHARED)))
+		adaptive_high_note(fd);
+}
+
+/* Before a sync of @fd (fsync, fdatasync, sync_file_range): a high one notes the file. */
+static inline void adaptive_before_sync(int fd)
+{
+	if (unlikely(adaptive_on) && !self_is_gated())
+		adaptive_high_writes(fd);
+}
+
+/*
+ * @call on @fd, gated whole when a target is set and the thread is low (not urgent); any
+ * other thread's write notes its file as shared.
+ */
 #define ADAPTIVE_GATED(fd, write, call)                                                    \
-	(likely(!adaptive_on) || !self_is_low()                                            \
-		 ? (call)                                                                  \
+	(likely(!adaptive_on) || !self_is_gated()                                          \
+		 ? ((write) && adaptive_on ? adaptive_high_writes(fd) : (void)0), (call)   \
 		 : ({                                                                      \
 			   uint32_t ticket_ = adaptive_low_begin(fd, write);                 \
 			   ssize_t ret_ = (call);                                            \

@@ -3,7 +3,8 @@
  * fd_table.h: what the shim knows about each fd (fd_table.c), in a fixed table indexed by
  * fd, like comm_fd_tid in wrap/wrap_naming.h: nothing allocates, a lookup is a load. An
  * entry holds what the fd is (fd_kind, found once per open with raw syscalls), whether its
- * path asked for drop-behind, the splitter's alignment, and the low paths' byte counters.
+ * path asked for drop-behind, the splitter's alignment, the file's key and whether the
+ * foreground writes it too (FD_SHARED), and the low paths' byte counters.
  */
 #ifndef IOTIER_FD_TABLE_H
 #define IOTIER_FD_TABLE_H
@@ -31,11 +32,20 @@ enum {
 	FD_DIO_SHIFT = 3,
 	FD_DIO_MASK = 31u << FD_DIO_SHIFT,
 	FD_BLOCKDEV = 1u << 8,
+	/*
+	 * The fd's file is one that a high thread of the tree writes or syncs (a WAL, a LOG, a
+	 * MANIFEST): a low thread's write to it is never held (docs/adaptive.md, "A lock
+	 * holder is never held"). Set when first seen, kept until the entry is reset.
+	 */
+	FD_SHARED = 1u << 9,
 };
 
 struct fd_path {
 	_Atomic uint32_t flags;
-	uint32_t pad;
+	/* The region's count of shared files when this fd's was last looked up and not found. */
+	_Atomic uint32_t shared_seen;
+	/* The file's identity (fd_file_key), found with its kind; 0: not a file. */
+	_Atomic uint64_t file_key;
 	_Atomic uint64_t since_steer; /* bytes written by low threads since the last push */
 	_Atomic uint64_t since_drop;  /* bytes written since the last drop */
 	_Atomic int64_t drop_lo;      /* where the next drop starts; -1: not known yet */
@@ -54,7 +64,18 @@ extern _Atomic uint32_t fd_paths_end SHIM_HIDDEN;
 /* Raise fd_paths_end to @end (one past an fd): a CAS loop only while the end moves up. */
 SHIM_HIDDEN void fd_table_raise_end(uint32_t end);
 
-/* What @fd (< PATH_FD_MAX) is, FD_KIND_*: found once per open with raw syscalls. */
+/*
+ * What @fd (< PATH_FD_MAX) is, FD_KIND_*: found once per open with raw syscalls, and with
+ * it the file's key (file_key) for a regular file or a block device.
+ */
 SHIM_HIDDEN uint32_t fd_kind(int fd);
+
+/*
+ * A file's identity as one nonzero word: its device, inode number and (where statx has one)
+ * birth time, mixed. The birth time tells a new file from a deleted one whose inode number
+ * it reuses (RocksDB deletes a WAL and creates an SST file). A collision of two live files
+ * is 2^-64-unlikely and only lets a low write pass ungated.
+ */
+SHIM_HIDDEN uint64_t fd_file_key(uint64_t dev, uint64_t ino, uint64_t btime);
 
 #endif

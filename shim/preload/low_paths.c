@@ -212,7 +212,12 @@ static bool steer_gated(int fd, off_t end, uint64_t bytes)
 	off_t lo;
 	int own;
 
-	if (!chunk)
+	/*
+	 * A file the foreground writes too (FD_SHARED), or an urgent thread's (IOTIER_URGENT),
+	 * is pushed as without a target, ungated.
+	 */
+	if (!chunk || (atomic_load_explicit(&fd_paths[fd].flags, memory_order_relaxed) & FD_SHARED) ||
+	    self_is_urgent())
 		return false;
 	if (chunk == ADAPTIVE_UNLIMITED)
 		chunk = shim.cfg.writeback_bytes;

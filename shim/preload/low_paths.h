@@ -37,6 +37,29 @@ static inline bool self_is_low(void)
 	return slot && __atomic_load_n(&slot->tier, __ATOMIC_RELAXED) == IOTIER_LOW;
 }
 
+/*
+ * Is this thread urgent (IOTIER_URGENT: RocksDB's flush threads by default)? The adaptive
+ * tier neither times its reads (it is not what users feel) nor holds it, whatever its tier.
+ */
+static inline bool self_is_urgent(void)
+{
+	struct state_slot *slot = self_slot;
+
+	return slot && (__atomic_load_n(&slot->flags, __ATOMIC_RELAXED) & SLOT_URGENT);
+}
+
+/* Does the adaptive tier's gate hold this thread: low and not urgent? */
+static inline bool self_is_gated(void)
+{
+	return self_is_low() && !self_is_urgent();
+}
+
+/* Do this thread's reads feed the adaptive tier's signal: neither low nor urgent? */
+static inline bool self_is_foreground(void)
+{
+	return !self_is_low() && !self_is_urgent();
+}
+
 
 /* Out of line: the rare case where a hook has work to do. errno is kept by the callee. */
 SHIM_HIDDEN void low_paths_written(int fd, size_t bytes, off_t end, bool low);

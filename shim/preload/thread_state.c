@@ -251,9 +251,13 @@ static int evaluate_locked(struct state_slot *slot)
 		shim_log(LOG_DEBUG, "thread %d '%s' is now %s (%s)", (int)tid, name,
 			 tier == IOTIER_LOW ? "low" : tier == IOTIER_HIGH ? "high" : "untagged",
 			 ioprio_format(slot->applied_ioprio, cls, sizeof(cls)));
-	slot->flags = (slot->explicit_tier ? SLOT_EXPLICIT : 0) |
-		      (!slot->explicit_tier && by_thread ? SLOT_BY_THREAD_RULE : 0) |
-		      (!slot->explicit_tier && !by_thread && by_process ? SLOT_BY_PROCESS_RULE : 0);
+	/* Atomic: the adaptive hook reads SLOT_URGENT on every I/O of the thread. */
+	__atomic_store_n(&slot->flags,
+			 (slot->explicit_tier ? SLOT_EXPLICIT : 0) |
+			 (!slot->explicit_tier && by_thread ? SLOT_BY_THREAD_RULE : 0) |
+			 (!slot->explicit_tier && !by_thread && by_process ? SLOT_BY_PROCESS_RULE : 0) |
+			 (config_urgent_matches(&shim.cfg, name) ? SLOT_URGENT : 0),
+			 __ATOMIC_RELAXED);
 	/* v1 only; no syscall until a low cgroup exists. Before publishing: the state file
 	 * shows the low cgroup's weight once the cgroup exists. */
 	cgroup_tier_thread(tid, tier == IOTIER_LOW);

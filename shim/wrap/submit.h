@@ -27,11 +27,13 @@ SHIM_HIDDEN void *late_symbol(const char *name);
 		 : (real.name = (__typeof__(real.name))late_symbol(#name)))
 
 /*
- * A low thread's submission passes the adaptive gate first (docs/adaptive.md): it cannot be
+ * A low thread's submission passes the adaptive gate first (docs/adaptive.md; not an urgent
+ * one's): it cannot be
  * counted in flight, so it only waits while the low tier is held (or every slot is taken).
  * Then it is stamped; its bytes go to the rate limit and the controller once it succeeded.
  */
-#define LOW_SUBMISSION(stamp) ((unlikely(adaptive_on) ? adaptive_async_pass() : (void)0), (stamp))
+#define LOW_SUBMISSION(stamp)                                                              \
+	((unlikely(adaptive_on) && !self_is_urgent() ? adaptive_async_pass() : (void)0), (stamp))
 
 /* After a low submission succeeded: charge its @bytes to the rate limit and the controller. */
 SHIM_HIDDEN void low_submitted(uint64_t bytes);

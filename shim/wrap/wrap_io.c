@@ -144,11 +144,40 @@ WRAP_READ_VIA(__pread_chk, (int fd, void *buf, size_t n, off_t off, size_t bufle
 	      (fd, buf, n, off, buflen), fd,
 	      unlikely(adaptive_on) && n <= buflen ? adaptive_pread(fd, buf, n, off)
 						   : REAL(__pread_chk)(fd, buf, n, off, buflen))
-WRAP(fsync, int, (int fd), (fd))
-WRAP(fdatasync, int, (int fd), (fd))
+/*
+ * A sync by a high thread (fsync, fdatasync, sync_file_range) marks its file as the
+ * foreground's (adaptive_hook.h): a low thread's writes to it then pass the gate, so a low
+ * holder of the program's lock around a WAL write is never held while the foreground waits
+ * for the lock.
+ */
+#define WRAP_SYNC(name, params, args, fd)                                                  \
+	EXPORT int name params                                                             \
+	{                                                                                  \
+		if (likely(!in_shim)) {                                                    \
+			shim_io_prologue();                                                \
+			adaptive_before_sync(fd);                                          \
+		}                                                                          \
+		return REAL(name) args;                                                    \
+	}
+
+WRAP_SYNC(fsync, (int fd), (fd), fd)
+WRAP_SYNC(fdatasync, (int fd), (fd), fd)
 WRAP_OPTIONAL(syncfs, int, (int fd), (fd))
-WRAP_OPTIONAL(sync_file_range, int, (int fd, off_t off, off_t n, unsigned int flags),
-	      (fd, off, n, flags))
+/* The same for sync_file_range, which may be missing (the shim's own pushes are raw syscalls). */
+EXPORT int sync_file_range(int fd, off_t off, off_t n, unsigned int flags)
+{
+	int (*fn)(int, off_t, off_t, unsigned int) = REAL(sync_file_range);
+
+	if (unlikely(!fn)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (likely(!in_shim)) {
+		shim_io_prologue();
+		adaptive_before_sync(fd);
+	}
+	return fn(fd, off, n, flags);
+}
 WRAP_OPTIONAL(fallocate, int, (int fd, int mode, off_t off, off_t len), (fd, mode, off, len))
 WRAP_OPTIONAL(copy_file_range, ssize_t,
 	      (int in, off_t *in_off, int out, off_t *out_off, size_t n, unsigned int flags),

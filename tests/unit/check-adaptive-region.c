@@ -8,7 +8,7 @@
  * (issue 25): a stepper killed or stopped in the middle of a step loses it within
  * STEPPER_LEASE_NS and leaves the seqlock even; the memfd cannot be truncated; an unsealed
  * handover is refused; a region with garbage in its fields is "no target" with one warning,
- * and never hangs a low thread.
+ * and never hangs a low thread. The table of files the foreground writes is the tree's.
  */
 #include <check.h>
 #include <errno.h>
@@ -474,6 +474,45 @@ static void garbled_child(unsigned seed)
  * is no target, with one warning, and every call comes through. Eight seeds; the odd ones
  * garble the whole region (the gate first of all), the even ones only the controller.
  */
+/*
+ * The shared-files table (a lock holder is never held): a noted key is found, in a forked
+ * child too; a key never noted is not; a key noted twice counts once; a full probe window
+ * takes the newest key into its home slot; a garbled table answers without crashing.
+ */
+START_TEST(test_shared_files)
+{
+	uint64_t home = 7, key = home;
+	pid_t child;
+
+	ck_assert(!adaptive_region_file_shared(r, 12345));
+	adaptive_region_note_shared(r, 12345);
+	adaptive_region_note_shared(r, 12345);
+	ck_assert(adaptive_region_file_shared(r, 12345));
+	ck_assert_uint_eq(atomic_load(&r->shared_notes), 1);
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		adaptive_region_note_shared(r, 999);
+		_exit(adaptive_region_file_shared(r, 12345) ? 0 : 1);
+	}
+	ck_assert_int_eq(wait_child(child), 0);
+	ck_assert(adaptive_region_file_shared(r, 999)); /* a child's note is the parent's */
+	/* Fill key 7's probe window with keys of the same home slot, then one more. */
+	for (uint32_t i = 0; i < ADAPTIVE_SHARED_PROBE; i++, key += ADAPTIVE_SHARED_FILES)
+		adaptive_region_note_shared(r, key);
+	for (uint64_t k = home; k < key; k += ADAPTIVE_SHARED_FILES)
+		ck_assert(adaptive_region_file_shared(r, k));
+	adaptive_region_note_shared(r, key);
+	ck_assert(adaptive_region_file_shared(r, key));
+	ck_assert(!adaptive_region_file_shared(r, home)); /* replaced in its home slot */
+	for (uint32_t i = 0; i < ADAPTIVE_SHARED_FILES; i++)
+		atomic_store(&r->shared_files[i], 0x5a5a5a5a5a5a5a5aull * (i + 1));
+	ck_assert(!adaptive_region_file_shared(r, 3));
+	adaptive_region_note_shared(r, 3); /* a full table: replaces the home slot */
+	ck_assert(adaptive_region_file_shared(r, 3));
+}
+END_TEST
+
 START_TEST(test_garbled_region)
 {
 	for (unsigned seed = 1; seed <= 8; seed++) {
@@ -507,6 +546,7 @@ int main(void)
 	tcase_add_test(tc, test_truncate_refused);
 	tcase_add_test(tc, test_unsealed_handover_refused);
 	tcase_add_test(tc, test_garbled_region);
+	tcase_add_test(tc, test_shared_files);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }
