@@ -114,6 +114,13 @@ bool adaptive_region_fg_idle(struct adaptive_region *r, uint64_t now_ns)
 	return now_ns - last > quiet;
 }
 
+uint32_t adaptive_region_piece(struct adaptive_region *r, uint32_t chunk)
+{
+	if (chunk < ADAPTIVE_FAST_PIECE && adaptive_region_fg_idle(r, monotonic_ns()))
+		return ADAPTIVE_FAST_PIECE;
+	return chunk;
+}
+
 static void publish(struct adaptive_region *r, uint64_t now_ns)
 {
 	atomic_store(&r->chunk, r->ctl.chunk);

@@ -167,6 +167,14 @@ static inline void adaptive_region_fg_end(struct adaptive_region *r, uint64_t no
  */
 bool adaptive_region_fg_idle(struct adaptive_region *r, uint64_t now_ns);
 
+/*
+ * The piece a low I/O may be cut to now, for a caller whose allowance is @chunk: with the
+ * foreground idle, at least ADAPTIVE_FAST_PIECE (so a returning reader waits behind one
+ * piece, not the rest of the call); otherwise @chunk. Reads the clock.
+ */
+#define ADAPTIVE_FAST_PIECE (1u << 20)
+uint32_t adaptive_region_piece(struct adaptive_region *r, uint32_t chunk);
+
 /* Map and start a region for @t at @now_ns; NULL with errno. */
 struct adaptive_region *adaptive_region_create(const struct adaptive_params *p,
 					       const struct adaptive_target *t, uint64_t now_ns);

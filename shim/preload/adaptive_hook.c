@@ -252,7 +252,6 @@ static ssize_t gated_piece(void *ctx, char *buf, size_t len, off_t off)
  * be, and a 64 MiB call cut into bytes would never end.
  */
 #define PIECE_MIN 4096u
-#define FAST_PIECE (1u << ADAPTIVE_CHUNK_MAX_SHIFT) /* a piece while the foreground is idle */
 
 /*
  * The splitter's allowance, asked before every piece (split_io.c, rule 10): the chunk in
@@ -277,8 +276,7 @@ static size_t piece_allowance(void *ctx)
 	 * The fast path: with the foreground idle, pieces of the top level's chunk, so that a
 	 * reader who returns waits behind one 1 MiB piece at most, not the rest of the call.
 	 */
-	if (chunk < FAST_PIECE && adaptive_region_fg_idle(adaptive_on, now_ns()))
-		return FAST_PIECE;
+	chunk = adaptive_region_piece(adaptive_on, chunk);
 	return chunk < PIECE_MIN ? PIECE_MIN : chunk;
 }
 
