@@ -11,10 +11,12 @@
  *   cpu      the region's histogram slot of the CPU the thread runs on
  *            (adaptive_region_note_read): what the shim does;
  *   private  a histogram of the thread's own (a plain add on a line nobody else touches):
- *            the floor for any per-thread design.
+ *            the floor for any per-thread design;
+ *   fast     cpu, and the fast path's count in flight, start and end stamps and gap
+ *            (adaptive_region_fg_begin and _end: one line every high thread writes).
  * Prints ns of thread CPU time per call, the median over the threads of the median of
  * blocks: shared minus private is what contention adds per noted read.
- * usage: note-cost [--threads T] [--calls N] [--mode none|shared|cpu|private]
+ * usage: note-cost [--threads T] [--calls N] [--mode none|shared|cpu|private|fast]
  */
 #include <fcntl.h>
 #include <getopt.h>
@@ -32,8 +34,8 @@
 #define BLOCK_CALLS 20000
 #define MAX_THREADS 64
 
-enum mode { MODE_NONE, MODE_SHARED, MODE_CPU, MODE_PRIVATE };
-static const char *const mode_names[] = { "none", "shared", "cpu", "private" };
+enum mode { MODE_NONE, MODE_SHARED, MODE_CPU, MODE_PRIVATE, MODE_FAST };
+static const char *const mode_names[] = { "none", "shared", "cpu", "private", "fast" };
 
 static _Atomic uint32_t shared_hist[HIST_NR_BUCKETS];
 
@@ -73,13 +75,17 @@ static void *reader(void *arg)
 		for (long i = 0; i < BLOCK_CALLS; i++) {
 			uint64_t t0 = clock_ns(CLOCK_MONOTONIC), ns;
 
+			if (mode == MODE_FAST)
+				adaptive_region_fg_begin(region, t0);
 			if (pread(w->fd, &c, 1, i & (FILE_BYTES - 1)) != 1)
 				abort();
 			ns = clock_ns(CLOCK_MONOTONIC) - t0;
+			if (mode == MODE_FAST)
+				adaptive_region_fg_end(region, t0 + ns);
 			if (mode == MODE_SHARED)
 				atomic_fetch_add_explicit(&shared_hist[hist_bucket(ns)], 1,
 							  memory_order_relaxed);
-			else if (mode == MODE_CPU)
+			else if (mode == MODE_CPU || mode == MODE_FAST)
 				adaptive_region_note_read(region, ns);
 			else if (mode == MODE_PRIVATE)
 				w->hist[hist_bucket(ns)]++;
@@ -119,7 +125,7 @@ static int parse(int argc, char **argv, long *threads)
 	}
 	if (opt != -1 || optind != argc || *threads < 1 || *threads > MAX_THREADS || calls < 1) {
 		fprintf(stderr, "usage: note-cost [--threads 1..%d] [--calls N] "
-			"[--mode none|shared|cpu|private]\n", MAX_THREADS);
+			"[--mode none|shared|cpu|private|fast]\n", MAX_THREADS);
 		return -1;
 	}
 	return 0;

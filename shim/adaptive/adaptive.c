@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * adaptive.c: the controller of the adaptive low tier, modelled on the kernel's
+ * adaptive.c: the slow loop of the adaptive low tier, modelled on the kernel's
  * blk-iolatency: judge each window by the fraction of the high tier's reads over the target,
  * cut the low tier's bytes in flight in half on a miss, climb back one step at a time after
  * several good windows, and climb back slower still to a level that has missed before. Two
  * things iolatency does not need: a relative target re-measures its baseline by holding the
  * low tier briefly, and a floor rate and a debt signal can overrule the target, because a
- * database whose compaction starves stalls its own writes. Its design follows; how to use it is docs/adaptive.md.
+ * database whose compaction starves stalls its own writes. The fast path (per request, in
+ * adaptive_region.h) applies this loop's allowance only while the foreground is active. Its
+ * design follows; how to use it is docs/adaptive.md.
  */
 
 /*
@@ -23,6 +25,23 @@
  * flight (0 = held) for the gate (low_gate.c), and a chunk size for the splitter
  * (split_io.c) and the writeback push. Every low thread's I/O passes the gate; high threads
  * never touch it.
+ *
+ * Two speeds. This controller is the slow loop: it reacts by windows, and tunes the
+ * allowance (cap and chunk) from what the foreground saw. The fast path reacts per request,
+ * without a window: every high read counts itself in flight in the region and stamps its
+ * start and end, and keeps an EWMA (1/8) of its gap, from an end to the next start when
+ * none was in flight, each sample clipped to max(4 x the average, 1 ms) and 50 ms so that
+ * an idle spell moves it by a fraction. The gate (adaptive_region_gate_enter) and the
+ * splitter (piece_allowance, a piece of 1 MiB at most) let a low piece go at full, the
+ * allowance ignored, once no read is in flight and the last ended more than
+ * max(2 x the gap, 1 ms) ago: twice the gap, so a reader's ordinary pause between reads
+ * (gaps vary; a mean is exceeded often) does not open the gate under its next read; 1 ms,
+ * because below it a piece admitted in the gap (a 1 MiB write takes milliseconds) still
+ * lands on the next read, and a reader preempted for less is not idle. Otherwise the
+ * allowance applies, so the clamp takes effect at the first read after idle
+ * (tests/adaptive/fast-path.c: within 1 ms; it took 50-65 ms, a window of the returning
+ * reader's, before). Released for want of reads (below), this loop shows full while its
+ * allowance stays the level before.
  *
  * The ladder. The decision is one level, 0..ADAPTIVE_LEVEL_FULL (12); each step down halves
  * the low tier's bytes in flight, first by depth, then by request size, then it is held:
@@ -59,10 +78,11 @@
  *    each new miss at that same level doubles the wait, up to backoff_max (32: 128 windows,
  *    about 13 s): that boundary is where oscillation would happen, and a level that keeps
  *    missing is probed rarely, each probe costing one missed window.
- *  - idle_windows (2) windows without reads: release to full, the reader has stopped and
- *    the background gets the whole device (issue 12: >= 90% of untagged while the reader is
- *    off). The first miss after a release returns straight to the level held before it
- *    (resume_level); otherwise a returning reader would suffer a missed window per level.
+ *  - idle_windows (2) windows without reads: released, the level shows full (the fast path
+ *    already gives the background the whole device while the reader is off) and the
+ *    allowance stays the level held before (resume_level), which the fast path applies from
+ *    the reader's first read back; the first window with reads returns to that level before
+ *    it is judged, so a miss there cuts one below it (unrelease).
  *
  * Baseline, for a relative target (start_probe, finish_probe). The bound is a multiple of
  * the same percentile measured with the low tier held: a probe holds it for 50 ms of drain
@@ -104,7 +124,9 @@
  * once it lapses (the stepping processes stopped or died) the cap counts as none, so the
  * tier is never held forever. A waiter steps the controller when the window has ended:
  * with the reader stopped and every low thread held nobody else does I/O, and before this
- * a release took 2-3 s of every reader-off period. Every wait is bounded by IOTIER_GATE_WAIT
+ * a release took 2-3 s of every reader-off period; after each wait it also asks the fast
+ * path, so a waiter goes at full at most a wait slice after the reader fell idle (nothing
+ * on the reader's path wakes it). Every wait is bounded by IOTIER_GATE_WAIT
  * (20 ms): a held low thread may hold a lock a high thread waits for (PostgreSQL's
  * WALWrite), so "held" means paced, one call per bound per thread, never parked. A thread
  * already holding a slot passes (a signal handler's I/O inside an I/O). At full the gate is
@@ -191,10 +213,30 @@ void adaptive_level_limits(uint32_t level, uint32_t *cap, uint32_t *chunk)
 	}
 }
 
+/*
+ * Released (no reads for a while), the level is full but the allowance stays the level
+ * before: the fast path gives the low tier everything while the foreground is idle and
+ * this allowance from its first read back, without waiting for a window.
+ */
 static void set_level(struct adaptive *c, uint32_t level)
 {
+	uint32_t busy;
+
 	c->level = level > ADAPTIVE_LEVEL_FULL ? ADAPTIVE_LEVEL_FULL : level;
-	adaptive_level_limits(c->level, &c->cap, &c->chunk);
+	busy = c->released && c->resume_level <= ADAPTIVE_LEVEL_FULL ? c->resume_level : c->level;
+	adaptive_level_limits(busy, &c->cap, &c->chunk);
+}
+
+/* Reads or debt again after a release: back at the allowance the fast path was applying. */
+static void unrelease(struct adaptive *c)
+{
+	uint32_t level = c->resume_level;
+
+	if (!c->released)
+		return;
+	c->released = 0;
+	c->resume_level = NONE;
+	set_level(c, level <= ADAPTIVE_LEVEL_FULL ? level : c->level);
 }
 
 static uint64_t window_len(const struct adaptive *c)
@@ -379,6 +421,7 @@ static void judge_idle(struct adaptive *c)
 	if (++c->idle_streak >= c->p.idle_windows && c->level < ADAPTIVE_LEVEL_FULL) {
 		c->resume_level = c->level;
 		c->miss_level = NONE;
+		c->released = 1;
 		set_level(c, ADAPTIVE_LEVEL_FULL);
 	}
 }
@@ -450,6 +493,8 @@ static void judge_window(struct adaptive *c, uint64_t now_ns)
 	bool judged = c->target_ns != 0;
 
 	c->windows++;
+	if (w->debt || reads)
+		unrelease(c);
 	if (w->debt) {
 		judge_debt(c, (enum adaptive_debt)w->debt);
 	} else if (!reads) {
@@ -519,7 +564,7 @@ bool adaptive_sane(const struct adaptive *c, uint64_t now_ns, const char **why)
 	else if (c->level > ADAPTIVE_LEVEL_FULL || c->run_level > ADAPTIVE_LEVEL_FULL ||
 		 !LEVEL_OR_NONE(c->miss_level) || !LEVEL_OR_NONE(c->resume_level) ||
 		 !LEVEL_OR_NONE(c->debt_level) || c->phase > PHASE_PROBE_MEASURE ||
-		 c->backoff > 65536 || c->pending.debt > ADAPTIVE_DEBT_STOP)
+		 c->backoff > 65536 || c->pending.debt > ADAPTIVE_DEBT_STOP || c->released > 1)
 		*why = "its controller's level or phase is out of range";
 	else if (c->target_ns > bound_max || c->baseline_ns > bound_max ||
 		 c->alone_permille > 1000)

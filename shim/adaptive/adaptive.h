@@ -78,7 +78,10 @@ struct adaptive {
 
 	/* The decision. */
 	uint32_t level;             /* 0 (held) .. ADAPTIVE_LEVEL_FULL */
-	uint32_t cap, chunk;        /* what the level means, for the gate and split_io */
+	uint32_t cap, chunk;        /* what the level means, for the gate and split_io; while
+				       released, resume_level's: the fast path applies them
+				       while the foreground is active, full while it is idle */
+	uint32_t released;          /* 1: at full for want of reads (judge_idle) */
 
 	/* Windows. */
 	enum adaptive_phase phase;

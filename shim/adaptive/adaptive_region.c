@@ -96,6 +96,31 @@ bool adaptive_region_file_shared(const struct adaptive_region *r, uint64_t key)
 	return false;
 }
 
+bool adaptive_region_fg_idle(struct adaptive_region *r, uint64_t now_ns)
+{
+	uint64_t last = atomic_load_explicit(&r->fg_last_ns, memory_order_relaxed);
+	uint64_t gap = atomic_load_explicit(&r->fg_gap_ns, memory_order_relaxed);
+	uint32_t inflight = atomic_load_explicit(&r->fg_inflight, memory_order_relaxed);
+	uint64_t quiet;
+
+	if (!last || now_ns <= last)
+		return false;
+	quiet = 2 * (gap < ADAPTIVE_GAP_MAX_NS ? gap : ADAPTIVE_GAP_MAX_NS);
+	if (quiet < ADAPTIVE_IDLE_MIN_NS)
+		quiet = ADAPTIVE_IDLE_MIN_NS;
+	/* A count left by a reader killed mid-read (or garbage) stops counting after a while. */
+	if (inflight && inflight <= (1u << 30) && now_ns - last < ADAPTIVE_FG_STALE_NS)
+		return false;
+	return now_ns - last > quiet;
+}
+
+uint32_t adaptive_region_piece(struct adaptive_region *r, uint32_t chunk)
+{
+	if (chunk < ADAPTIVE_FAST_PIECE && adaptive_region_fg_idle(r, monotonic_ns()))
+		return ADAPTIVE_FAST_PIECE;
+	return chunk;
+}
+
 static void publish(struct adaptive_region *r, uint64_t now_ns)
 {
 	atomic_store(&r->chunk, r->ctl.chunk);
@@ -345,8 +370,11 @@ struct gate_waiter {
 	pid_t pid, tid;
 };
 
-/* A held thread's tick: step if the window ended (the coarse clock, as after a low I/O). */
-static void step_while_held(void *arg)
+/*
+ * A held thread's tick: step if the window ended (the coarse clock, as after a low I/O),
+ * and go at full if the foreground has gone idle meanwhile.
+ */
+static bool step_while_held(void *arg)
 {
 	const struct gate_waiter *w = arg;
 	struct timespec ts;
@@ -354,17 +382,29 @@ static void step_while_held(void *arg)
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	adaptive_region_maybe_step(w->r, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec,
 				   w->pid, w->tid);
+	if (!adaptive_region_fg_idle(w->r, monotonic_ns()))
+		return false;
+	atomic_fetch_add_explicit(&w->r->fast_full, 1, memory_order_relaxed);
+	return true;
 }
 
 uint32_t adaptive_region_gate_enter(struct adaptive_region *r, pid_t pid, pid_t tid,
 				    uint64_t max_wait_ns)
 {
 	struct gate_waiter w = { .r = r, .pid = pid, .tid = tid };
+	uint64_t now;
 
 	if (adaptive_region_bad(r))
 		return 0;
-	if (!low_gate_sane(&r->gate, monotonic_ns())) {
+	now = monotonic_ns();
+	if (!low_gate_sane(&r->gate, now)) {
 		refuse(r, "its gate's cap, count in flight or lease is out of range");
+		return 0;
+	}
+	/* The fast path: the foreground idle, the slow loop's allowance does not apply. */
+	if (atomic_load_explicit(&r->gate.cap, memory_order_relaxed) != LOW_GATE_UNLIMITED &&
+	    adaptive_region_fg_idle(r, now)) {
+		atomic_fetch_add_explicit(&r->fast_full, 1, memory_order_relaxed);
 		return 0;
 	}
 	return low_gate_enter_ticking(&r->gate, pid, tid, max_wait_ns, step_while_held, &w);

@@ -216,8 +216,8 @@ uint32_t low_gate_enter_ticking(struct low_gate *g, pid_t pid, pid_t tid, uint64
 		if (!futex_wait(&g->seq, seen, wait_for(g, now, until)))
 			low_gate_reclaim_dead(g);
 		atomic_fetch_sub(&g->waiters, 1);
-		if (tick)
-			tick(arg);
+		if (tick && tick(arg))
+			break;
 	}
 	errno = saved;
 	return ticket;

@@ -72,8 +72,10 @@ uint32_t low_gate_enter(struct low_gate *g, pid_t pid, pid_t tid, uint64_t max_w
 /*
  * low_gate_enter, calling @tick(@arg) after every wait (a wake-up or a wait slice): a held
  * tier's waiters are the only threads left to run the controller when the reader stops.
+ * A tick that returns true ends the wait: the call goes without a slot (the fast path's
+ * "the foreground is idle").
  */
-typedef void low_gate_tick_fn(void *arg);
+typedef bool low_gate_tick_fn(void *arg);
 uint32_t low_gate_enter_ticking(struct low_gate *g, pid_t pid, pid_t tid, uint64_t max_wait_ns,
 				low_gate_tick_fn *tick, void *arg);
 

@@ -272,6 +272,11 @@ static size_t piece_allowance(void *ctx)
 	lease = atomic_load_explicit(&g->lease_ns, memory_order_relaxed);
 	if (lease && coarse_now_ns() >= lease)
 		return 0;
+	/*
+	 * The fast path: with the foreground idle, pieces of the top level's chunk, so that a
+	 * reader who returns waits behind one 1 MiB piece at most, not the rest of the call.
+	 */
+	chunk = adaptive_region_piece(adaptive_on, chunk);
 	return chunk < PIECE_MIN ? PIECE_MIN : chunk;
 }
 
@@ -379,8 +384,9 @@ static __attribute__((noinline)) ssize_t low_io_large(struct low_call *call, cha
 						       size_t n, off_t off)
 {
 	struct split_call how = { .piece = gated_piece, .allowance = piece_allowance, .ctx = call };
+	size_t allowance = piece_allowance(NULL);
 
-	if (!piece_allowance(NULL) || !may_cut(call, buf, n, off, &how))
+	if (!allowance || n <= allowance || !may_cut(call, buf, n, off, &how))
 		return gated_piece(call, buf, n, off);
 	atomic_fetch_add_explicit(&adaptive_on->splits, 1, memory_order_relaxed);
 	return split_io(&how, buf, n, off);
@@ -436,8 +442,10 @@ static struct adaptive_timing timing_begin(int fd)
 {
 	struct adaptive_timing t = { .kind = kind_of(fd) };
 
-	if (t.kind == FD_KIND_STORAGE || t.kind == FD_KIND_FILE)
+	if (t.kind == FD_KIND_STORAGE || t.kind == FD_KIND_FILE) {
 		t.start = now_ns();
+		adaptive_region_fg_begin(adaptive_on, t.start); /* the fast path: in flight */
+	}
 	return t;
 }
 
@@ -457,12 +465,21 @@ void adaptive_read_end(struct adaptive_timing t, ssize_t ret)
 {
 	uint64_t end, ns;
 
-	if (!t.start || ret <= 0)
+	if (!t.start)
 		return;
+	if (ret <= 0) {
+		adaptive_region_fg_end(adaptive_on, 0);
+		return;
+	}
 	end = now_ns();
 	ns = end - t.start;
-	if (t.kind == FD_KIND_STORAGE || ns >= ADAPTIVE_PAGE_CACHE_FLOOR_NS)
+	/* A page-cache hit ends nothing the device saw: the start's time stands. */
+	if (t.kind == FD_KIND_STORAGE || ns >= ADAPTIVE_PAGE_CACHE_FLOOR_NS) {
+		adaptive_region_fg_end(adaptive_on, end);
 		adaptive_region_note_read(adaptive_on, ns);
+	} else {
+		adaptive_region_fg_end(adaptive_on, 0);
+	}
 	maybe_step(end);
 }
 

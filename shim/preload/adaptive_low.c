@@ -40,7 +40,8 @@ uint32_t adaptive_push_chunk(void)
 	if (!r || atomic_load_explicit(&r->gate.cap, memory_order_relaxed) == LOW_GATE_UNLIMITED)
 		return 0;
 	chunk = adaptive_region_chunk(r);
-	return chunk == ADAPTIVE_UNLIMITED ? 0 : chunk;
+	/* The foreground idle: 1 MiB pieces at least, as the splitter's (adaptive_region_piece). */
+	return chunk == ADAPTIVE_UNLIMITED ? 0 : adaptive_region_piece(r, chunk);
 }
 
 uint32_t adaptive_push_enter(void)

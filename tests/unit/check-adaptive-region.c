@@ -64,10 +64,20 @@ static int step_at(uint64_t now)
 	return adaptive_region_maybe_step(r, now, getpid(), self_tid());
 }
 
+/* As the shim does: the read's start and end for the fast path, its latency for the window. */
 static void note_reads(uint64_t ns, int n)
 {
-	for (int i = 0; i < n; i++)
+	struct timespec ts;
+
+	for (int i = 0; i < n; i++) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		adaptive_region_fg_begin(r, (uint64_t)ts.tv_sec * 1000000000ull +
+					    (uint64_t)ts.tv_nsec);
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		adaptive_region_fg_end(r, (uint64_t)ts.tv_sec * 1000000000ull +
+					  (uint64_t)ts.tv_nsec);
 		adaptive_region_note_read(r, ns);
+	}
 }
 
 /* In a child: note @n reads of @ns, step at the deadline if @step, exit 0 when it did. */
@@ -227,9 +237,10 @@ static int wait_child(pid_t child)
 
 /*
  * The reader gone and the low tier held: its threads wait at the gate, and nobody else
- * does I/O. The waiters step the controller themselves: two windows without reads, and it
- * releases the tier and lets them go. The lease is made endless here, so only their steps
- * can open the gate (without them the child waits until it is killed).
+ * does I/O. The waiters step the controller themselves and, the reader idle, go at full
+ * (the fast path); their steps after each I/O release the controller after two windows
+ * without reads, its cap staying held for the reader's return. The lease is made endless
+ * here, so only the fast path can open the gate (without it the child waits until killed).
  */
 START_TEST(test_held_waiters_step)
 {
@@ -244,13 +255,28 @@ START_TEST(test_held_waiters_step)
 	child = fork();
 	ck_assert_int_ge(child, 0);
 	if (child == 0) {
-		for (int i = 0; i < 100 && r->ctl.level != ADAPTIVE_LEVEL_FULL; i++)
-			low_gate_exit(&r->gate, adaptive_region_gate_enter(r, getpid(), self_tid(), UINT64_MAX), 0);
+		/*
+		 * The first call waits (the reader's last read just ended) and steps in its
+		 * ticks; once the reader is idle the fast path lets the calls go at full, and
+		 * each steps after its I/O, as adaptive_low_end does.
+		 */
+		for (int i = 0; i < 10000 && r->ctl.level != ADAPTIVE_LEVEL_FULL; i++) {
+			struct timespec ts;
+
+			low_gate_exit(&r->gate, adaptive_region_gate_enter(r, getpid(), self_tid(),
+									   UINT64_MAX), 0);
+			clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+			step_at((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
+			usleep(1000);
+		}
 		_exit(r->ctl.level == ADAPTIVE_LEVEL_FULL ? 0 : 1);
 	}
 	ck_assert_int_eq(wait_child(child), 0);
 	ck_assert_uint_eq(r->ctl.level, ADAPTIVE_LEVEL_FULL);
-	ck_assert_uint_eq(atomic_load(&r->gate.cap), LOW_GATE_UNLIMITED);
+	ck_assert_uint_eq(r->ctl.released, 1);
+	/* The cap stays held for the reader's return; the reader idle, the waiter went at full. */
+	ck_assert_uint_eq(atomic_load(&r->gate.cap), 0);
+	ck_assert_uint_gt(atomic_load(&r->fast_full), 0);
 	ck_assert_uint_ge(r->ctl.windows, ADAPTIVE_LEVEL_FULL + r->ctl.p.idle_windows);
 }
 END_TEST

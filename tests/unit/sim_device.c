@@ -100,13 +100,14 @@ static uint64_t sim_window(struct sim_device *d, struct adaptive *c, uint64_t no
 				st->reads_over += dt > bound_ns;
 			}
 		} else {
-			uint64_t size = low_io_size(d, c->chunk);
+			/* The fast path: with the reader idle, the low tier goes at full. */
+			uint64_t size = low_io_size(d, ADAPTIVE_UNLIMITED);
 
 			dt = MS;
-			if (low_in_flight(d, c->cap))
+			if (low_in_flight(d, ADAPTIVE_UNLIMITED))
 				low = dt * size / service_ns(d, size);
 		}
-		if (d->low_threads > c->cap || d->low_request > c->chunk)
+		if (d->reader_on && (d->low_threads > c->cap || d->low_request > c->chunk))
 			w->low_limited++;
 		w->low_bytes += low;
 		if (!in_probe) {
