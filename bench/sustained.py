@@ -281,14 +281,19 @@ def p99(xs):
 
 def interval_p99s(samples, width=INTERVAL_S, min_reads=MIN_READS):
     """P99 of each width-second interval from the sampler's start, in order; None for an
-    interval with fewer than min_reads reads (not judged: the reader was frozen)."""
+    interval with fewer than min_reads reads (not judged: the reader was frozen). The last
+    interval is left out when the reads in it span under half of it: the phase ended just
+    after it began."""
     if not samples:
         return []
     bins = {}
     for t, lat in samples:
         bins.setdefault(int(t // width), []).append(lat)
+    last = max(bins)
+    if samples[-1][0] - last * width < width / 2:
+        last -= 1
     return [p99(bins[i]) if len(bins.get(i, [])) >= min_reads else None
-            for i in range(max(bins) + 1)]
+            for i in range(last + 1)]
 
 
 def in_target_share(p99s, limit):

@@ -321,6 +321,10 @@ class Intervals(unittest.TestCase):
         samples = sustained.read_samples_text(reads_log([1000, 3000, None, 1500]))
         got = sustained.interval_p99s(samples)
         self.assertEqual(got, [1000, 3000, None, 1500])
+        # a last interval whose reads span under 5 s (the phase ended 2 s into it): left out
+        tail = samples + [(40 + j * 0.02, 99999) for j in range(100)]
+        self.assertEqual(sustained.interval_p99s(tail), [1000, 3000, None, 1500])
+        self.assertEqual(sustained.interval_p99s(tail + [(46.0, 1)])[-1], 99999)
         # limit 2000 (2x of 1000): 2 of the 3 judged intervals
         self.assertAlmostEqual(sustained.in_target_share(got, 2000), 2 / 3)
         self.assertIsNone(sustained.in_target_share([None, None], 2000))
