@@ -355,7 +355,7 @@ def eta_text(eta):
         return "not growing"
     # at a tie (both L0 triggers already passed) the graver limit is the one to name
     m, _, what = min((m, -i, what) for i, (m, what) in enumerate(cands))
-    return f"{what} now" if m == 0 else f"{what} in {m:.0f} min"
+    return f"{what} now" if m == 0 else f"{what} in {m:.1f} min" if m < 10 else f"{what} in {m:.0f} min"
 
 
 def interval_stalls(text):
@@ -436,6 +436,10 @@ def interval_table(s, variants, k):
     a = s.get("alone") or {}
     L = [f"Every {INTERVAL_S} s of each phase (first repetition): the reader's P99 in that "
          f"interval against {k:g}× its P99 alone, intervals in which the writer stalled at all, "
+         "the P99 being that of the reader thread's `pread64` calls, each timed by bpftrace "
+         "(bench/run's `read_timer`): one per Get that misses RocksDB's block cache, the Gets "
+         "that hit it do no I/O (so it sits a little above db_bench's Get P99, over all Gets; "
+         "both measures' ratios to alone agree within a few percent in the wiring run); "
          "the least-squares slope of L0 files and of pending compaction bytes over the phase, "
          "and when the writer would stall if the phase went on as it ended (the line "
          f"extrapolated to RocksDB's L0 slowdown/stop triggers, {L0_SLOWDOWN}/{L0_STOP} files, "

@@ -458,7 +458,7 @@ class IntervalReport(unittest.TestCase):
         # 3 of 4 intervals within 2x of 1000; median interval P99 1.5x, worst 2.5x; one
         # interval stalled; L0 +12/min, from 10 to the slowdown trigger 20 in under a minute
         self.assertIn("| 75% | 1.50× (2.50×) | 1 of 4 | +12.00 |", row)
-        self.assertIn("L0 slowdown in 1 min", row)
+        self.assertIn("L0 slowdown in 0.8 min", row)
         self.assertIn("| iotier adaptive, P99 ≤ 2× | 8.00 | 8 ✓, 16 ✗ |", out)
         self.assertIn("Best static setting: **`low`**, W* 12.00 MiB/s", out)
         self.assertIn("failed: stall 3.0% (> 1%)", out)
