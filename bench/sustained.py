@@ -462,6 +462,13 @@ def interval_table(s, variants, k):
     return L + [""]
 
 
+def wstar_text(val, probes):
+    """W* in MiB/s; "< X" when no rate held down to the lowest tried, X."""
+    if val:
+        return f"{val / 2**20:.2f}"
+    return f"< {min(p['rate'] for p in probes) / 2**20:g}" if probes else "-"
+
+
 def wstar_section(w, labels):
     """The W*(k) search's result: w is {"k", "alone_p99", "variants": {vid: [probe]}} with
     probe {"rate", "ok", "share", "stall_pct", "l0_slope", "why"}. One figure per variant,
@@ -481,11 +488,11 @@ def wstar_section(w, labels):
         val = wstar_value([(p["rate"], p["ok"]) for p in probes])
         if not is_adaptive(vid) and vid not in ("untagged", "alone"):
             static[vid] = val
-        L.append(f"| {labels.get(vid, vid)} | {val / 2**20:.2f} | "
+        L.append(f"| {labels.get(vid, vid)} | {wstar_text(val, probes)} | "
                  + ", ".join(f"{p['rate'] / 2**20:g} {'✓' if p['ok'] else '✗'}" for p in probes) + " |")
     if static:
         best = max(static, key=static.get)
-        L += ["", f"Best static setting: **`{best}`**, W* {static[best] / 2**20:.2f} MiB/s (of "
+        L += ["", f"Best static setting: **`{best}`**, W* {wstar_text(static[best], w['variants'][best])} MiB/s (of "
               + ", ".join(f"`{v}`" for v in static) + ")."]
     L += ["", "Every probe: the share of intervals in target, the stall and the L0 slope; why it failed.", "",
           "| variant | MiB/s | in target | stall | L0 slope /min | verdict |", "|---|---|---|---|---|---|"]

@@ -462,6 +462,8 @@ class IntervalReport(unittest.TestCase):
         self.assertIn("| iotier adaptive, P99 ≤ 2× | 8.00 | 8 ✓, 16 ✗ |", out)
         self.assertIn("Best static setting: **`low`**, W* 12.00 MiB/s", out)
         self.assertIn("failed: stall 3.0% (> 1%)", out)
+        # nothing held down to the lowest rate tried: below it, not a W* of 0
+        self.assertEqual(sustained.wstar_text(0, [dict(probes[1], rate=1 << 20)]), "< 1")
 
     def test_compare_interval_figures(self):
         w1 = self.work("one", [1500] * 4, [4, 5, 4, 5])
