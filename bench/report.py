@@ -805,7 +805,9 @@ def load_wstar(work):
     for f in sorted(glob.glob(os.path.join(work, "wstar", "*", "probes.jsonl"))):
         vs[os.path.basename(os.path.dirname(f))] = read_probes(f)
     alone = next((p["alone_p99"] for ps in vs.values() for p in ps if p.get("alone_p99")), None)
-    return {"k": float(open(info).read().strip()), "alone_p99": alone, "variants": vs}
+    end = sustained.read_samples(os.path.join(work, "runs", "alone.2", "reads.log"))
+    return {"k": float(open(info).read().strip()), "alone_p99": alone, "variants": vs,
+            "alone_p99_end": sustained.p99([lat for _, lat in end]) if end else None}
 
 
 def sustains(log, rate):

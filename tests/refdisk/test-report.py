@@ -453,11 +453,15 @@ class IntervalReport(unittest.TestCase):
         write(os.path.join(w, "wstar", "adaptive", "probes.jsonl"), "".join(json.dumps(p) + "\n" for p in probes))
         os.makedirs(os.path.join(w, "wstar", "low"))
         write(os.path.join(w, "wstar", "low", "probes.jsonl"), json.dumps(dict(probes[0], rate=12 << 20)) + "\n")
+        # the reader alone again after the search: P99 1250 against the probes' 1000
+        make_interval_run(os.path.join(w, "runs"), "alone.2", [1250] * 4, [2] * 4)
         out = report(w)
+        self.assertIn("measured again after the search: 1250 µs (+25%", out)
         row = line(out, "| iotier adaptive, P99 ≤ 2× | steady | 4 |")
-        # 3 of 4 intervals within 2x of 1000; median interval P99 1.5x, worst 2.5x; one
-        # interval stalled; L0 +12/min, from 10 to the slowdown trigger 20 in under a minute
-        self.assertIn("| 75% | 1.50× (2.50×) | 1 of 4 | +12.00 |", row)
+        # alone's P99 is the median of its two runs, 1125: 3 of 4 intervals within 2x of
+        # it; median interval P99 1500 (1.33x), worst 2500 (2.22x); one interval stalled;
+        # L0 +12/min, from 10 to the slowdown trigger 20 in under a minute
+        self.assertIn("| 75% | 1.33× (2.22×) | 1 of 4 | +12.00 |", row)
         self.assertIn("L0 slowdown in 0.8 min", row)
         self.assertIn("| iotier adaptive, P99 ≤ 2× | 8.00 | 8 ✓, 16 ✗ |", out)
         self.assertIn("Best static setting: **`low`**, W* 12.00 MiB/s", out)
