@@ -9,6 +9,12 @@ vacuum.log (VACUUM VERBOSE's output). The latency of a run is taken over its win
 the warm-up's end to pgbench's end for `alone`, and while VACUUM ran (and pgbench still did)
 for every other variant. Each figure is the median over the repetitions.
 
+The window is also cut into 10 s intervals (issue 22), each with its own P99, and the
+report gives the share of them in which the goal's P99 held. These come from the same
+per-transaction logs: pgbench's --aggregate-interval log has per interval only the count,
+the sum and sum of squares, the minimum and the maximum of the latencies, no percentile.
+The reader's wait events, sampled five times a second, are tabled per variant.
+
 usage: pg-vacuum-report.py WORK [--write PAGE.md]
 """
 import argparse
@@ -27,6 +33,8 @@ HEADING = "## PostgreSQL: pgbench under VACUUM"
 P99_GOAL = 1.5
 VACUUM_GOAL = 2.0
 MIN_TX = 100  # fewer transactions in a window estimate no P99
+INTERVAL_S = 10     # the judged intervals' length
+MIN_INTERVAL_TX = 20  # fewer transactions in an interval (its tail end) and it is not judged
 VARIANTS = {
     "alone": "pgbench -S only, no VACUUM",
     "untagged": "VACUUM concurrently, nothing tagged",
@@ -56,6 +64,23 @@ def parse_pgbench_log(path):
                 continue
             out.append((int(w[4]) + int(w[5]) / 1e6, int(w[2])))
     return out
+
+
+def interval_p99s(tx, lo, hi, width=INTERVAL_S, min_tx=MIN_INTERVAL_TX):
+    """P99 of each width-second interval of [lo, hi] from lo, in order: the transactions
+    that ended in it; None for one with fewer than min_tx (the window's short tail)."""
+    bins = {}
+    for t, us in tx:
+        if lo <= t <= hi:
+            bins.setdefault(min(int((t - lo) // width), max(0, math.ceil((hi - lo) / width) - 1)), []).append(us)
+    n = max(0, math.ceil((hi - lo) / width))
+    return [percentile(bins[i], 99) if len(bins.get(i, [])) >= min_tx else None for i in range(n)]
+
+
+def share_within(p99s, limit):
+    """The share of judged intervals whose P99 is at most limit (None: none judged)."""
+    judged = [x for x in p99s if x is not None]
+    return sum(x <= limit for x in judged) / len(judged) if judged else None
 
 
 def parse_waits(path):
@@ -94,6 +119,7 @@ def run_stats(rundir, variant):
         win["pgbench_end"] = min(win["pgbench_end"], max(t for t, _ in tx))
     lo, hi = window(win, variant)
     lat = [us for t, us in tx if lo <= t <= hi]
+    p99s = interval_p99s(tx, lo, hi) if hi > lo else []
     waits = {}
     for t, events in parse_waits(os.path.join(rundir, "waits")):
         if lo <= t <= hi:
@@ -104,7 +130,8 @@ def run_stats(rundir, variant):
          "p50_us": percentile(lat, 50) if enough else None,
          "p99_us": percentile(lat, 99) if enough else None,
          "tps": len(lat) / (hi - lo) if enough else None,
-         "vacuum_s": None, "outlived": False, "rc": win.get("rc", 0), "waits": waits}
+         "vacuum_s": None, "outlived": False, "rc": win.get("rc", 0), "waits": waits,
+         "interval_p99s": p99s}
     if variant != "alone":
         r["vacuum_s"] = win["vacuum_end"] - win["vacuum_start"]
         # VACUUM went on after the reader stopped: its tail ran alone, so the time is a
@@ -168,11 +195,16 @@ def summarize(runs):
                 "failed": sum(1 for r in rs if r["rc"] != 0),
                 "oom_kills": sum(r.get("mem_oom_kills", 0) or 0 for r in rs),
                 "waits": merge_counts([r["waits"] for r in rs]),
+                # every judged interval of every round
+                "interval_p99s": [x for r in rs for x in r.get("interval_p99s", []) if x is not None],
                 "classes": sorted({r["vacuum_class"] for r in rs if r.get("vacuum_class")})}
     alone_p99 = s.get("alone", {}).get("p99_us")
     untagged_vac = s.get("untagged", {}).get("vacuum_s")
     for v in s.values():
         v["p99_x"] = v["p99_us"] / alone_p99 if alone_p99 and v["p99_us"] is not None else None
+        v["intervals_held"] = share_within(v["interval_p99s"], P99_GOAL * alone_p99) if alone_p99 else None
+        v["worst_interval_x"] = (max(v["interval_p99s"]) / alone_p99
+                                 if alone_p99 and v["interval_p99s"] else None)
         v["vacuum_x"] = (v["vacuum_s"] / untagged_vac
                          if untagged_vac and v["vacuum_s"] is not None else None)
     return s
@@ -210,6 +242,51 @@ def obstacles(v):
                    f"of its samples ({top_waits(held)}): when VACUUM holds one while its own I/O is "
                    "held back, the reader waits for the low tier (priority inversion)")
     return out
+
+
+def interval_table(s):
+    """Every 10 s of each variant's window: how often the goal's P99 held, the worst."""
+    L = [f"### Every {INTERVAL_S} s", "",
+         f"Each run's window cut into {INTERVAL_S} s intervals, each with its own P99 (intervals "
+         f"of fewer than {MIN_INTERVAL_TX} transactions, a window's tail, not judged), against "
+         f"{P99_GOAL}× the P99 alone; every round's intervals together.", "",
+         f"| variant | intervals | P99 ≤ {P99_GOAL}× alone | worst interval P99 / alone |", "|---|---|---|---|"]
+    for vid in VARIANTS:
+        if vid in s:
+            v = s[vid]
+            held = "—" if v.get("intervals_held") is None else f"{v['intervals_held']:.0%}"
+            L.append(f"| {vid} | {len(v['interval_p99s'])} | {held} | {fmt_x(v.get('worst_interval_x'))} |")
+    return L + [""]
+
+
+# always a column: the WAL lock a reader waits on while VACUUM writes WAL
+WAIT_COLUMNS = ("LWLock:WALWrite",)
+
+
+def waits_table(s, most=6):
+    """The reader's sampled wait events per variant, as shares of its samples: the events
+    most sampled over all variants (LWLock:WALWrite always), the rest as "other"."""
+    total = merge_counts([v["waits"] for v in s.values()])
+    if not total:
+        return []
+    cols = [e for e, _ in sorted(total.items(), key=lambda kv: (-kv[1], kv[0])) if e not in WAIT_COLUMNS][:most]
+    cols = list(WAIT_COLUMNS) + cols
+    L = ["### What the reader waited on", "",
+         "The reader's backends sampled five times a second in each window (`pg_stat_activity`; "
+         "CPU when running), as shares of the samples, every round together.", "",
+         "| variant | samples | " + " | ".join(cols) + " | other |", "|---|---|" + "---|" * (len(cols) + 1)]
+    for vid in VARIANTS:
+        if vid not in s:
+            continue
+        w = s[vid]["waits"]
+        n = sum(w.values())
+        if not n:
+            L.append(f"| {vid} | 0 | " + " | ".join("—" for _ in cols) + " | — |")
+            continue
+        other = n - sum(w.get(c, 0) for c in cols)
+        L.append(f"| {vid} | {n} | " + " | ".join(f"{100 * w.get(c, 0) / n:.0f}%" for c in cols)
+                 + f" | {100 * other / n:.0f}% |")
+    return L + [""]
 
 
 def fmt_ms(us):
@@ -266,7 +343,8 @@ def render(meta, s):
         tps = "—" if v["tps"] is None else f"{v['tps']:.0f}"
         L.append(f"| {vid} | {what[vid]} | {fmt_ms(v['p50_us'])} | {fmt_ms(v['p99_us'])}{rng} | "
                  f"{fmt_x(v['p99_x'])} | {tps} | {vac} | {fmt_x(v['vacuum_x']) if vid != 'alone' else '—'} |")
-    L += ["", f"### Goal (issue 12): reader P99 ≤ {P99_GOAL}× alone, VACUUM ≤ {VACUUM_GOAL}× untagged", ""]
+    L += [""] + interval_table(s) + waits_table(s)
+    L += [f"### Goal (issue 12): reader P99 ≤ {P99_GOAL}× alone, VACUUM ≤ {VACUUM_GOAL}× untagged", ""]
     for vid in ("adaptive", "low-rate", "low"):
         if vid in s:
             res, why = verdict(s[vid])

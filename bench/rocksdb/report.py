@@ -17,6 +17,8 @@ with whether they agree: the reproducibility issue 11 asks for.
 usage: report.py WORKDIR [--write PAGE.md --svg-dir DIR]
        report.py --compare WORKDIR1 WORKDIR2 [--write PAGE.md --svg-dir DIR]
        report.py --sustains DB_BENCH.LOG RATE   (the calibration: did untagged keep RATE?)
+       report.py --wstar-probe RUNDIR ALONEDIR K RATE SECONDS   (one W* probe held? JSON)
+       report.py --wstar-next PROBES.JSONL      (the W* search's next rate, or nothing)
 """
 import argparse
 import glob
@@ -106,6 +108,7 @@ def parse_db_bench(path):
     # L0 files and pending compaction bytes at every stats dump (every 10 s in the
     # sustained run, and the final `stats`)
     r["l0_series"], r["pending_series"] = sustained.debt_series(text)
+    r["interval_stalls"] = sustained.interval_stalls(text)
     for k, xs in (("l0", r["l0_series"]), ("pending", r["pending_series"])):
         if xs:
             r[k + "_max"], r[k + "_mean"] = max(xs), sum(xs) / len(xs)
@@ -197,6 +200,7 @@ def load(work):
         if off:
             r["off_mib_s"] = off["off_bps"] / 2**20 if off["off_bps"] is not None else None
             r["on_mib_s"] = off["on_bps"] / 2**20 if off["on_bps"] is not None else None
+        r.update(interval_figures(d, r, secs))
         comp = r.get("comp_dev_gib")
         r["comp_mib_s"] = comp * 1024 / secs if comp is not None else (
             r["comp_gb"] * 1e9 / 2**20 / secs if r.get("comp_gb") is not None else None)
@@ -204,10 +208,30 @@ def load(work):
     return meta, runs, na
 
 
+def interval_figures(d, r, secs):
+    """The per-interval view of one run (issue 22): the reader's P99 in every 10 s from
+    its sampled reads (reads.log), the slopes of L0 and pending bytes over the stats dumps
+    and when the writer would stall. The dumps beyond secs / 10 (the final `stats`, a few
+    seconds after the last periodic one) are left out of the slopes."""
+    out = {}
+    samples = sustained.read_samples(os.path.join(d, "reads.log"))
+    if samples:
+        out["get_p99s"] = sustained.interval_p99s(samples)
+        out["get_p99_all"] = sustained.p99([lat for _, lat in samples])
+    n = int(secs // sustained.INTERVAL_S)
+    l0, pend = (r.get(k, [])[:n] if len(r.get(k, [])) > n >= 3 else r.get(k, [])
+                for k in ("l0_series", "pending_series"))
+    out["l0_slope"] = sustained.slope_per_min(l0)
+    out["pending_slope"] = sustained.slope_per_min(pend)
+    out["eta"] = sustained.stall_eta(l0, pend) if l0 else {}
+    return out
+
+
 FIELDS = ["p50", "p99", "p999", "lat_p50", "lat_p99", "lat_p999", "read_ops", "write_ops",
           "stall_s", "stall_pct", "comp_gb", "comp_read_gb", "low_bytes", "low_leak_bytes",
           "fg_p50", "fg_p99", "fg_p999", "comp_dev_gib", "comp_wb_gib", "l0_max", "l0_mean",
-          "writer_mib_s", "comp_mib_s", "pending_max", "pending_mean", "off_mib_s", "on_mib_s"]
+          "writer_mib_s", "comp_mib_s", "pending_max", "pending_mean", "off_mib_s", "on_mib_s", "get_p99_all",
+          "l0_slope", "pending_slope"]
 
 
 def summarize(runs):
@@ -226,8 +250,8 @@ def summarize(runs):
         s[vid]["low_by_class"] = {c: med(v) for c, v in classes.items()}
         s[vid]["lat_class"] = next((r["lat_class"] for r in ok if "lat_class" in r), None)
         first = min(ok, key=lambda r: r["rep"]) if ok else {}
-        for k in ("l0_series", "pending_series"):
-            s[vid][k] = first.get(k, [])
+        for k in ("l0_series", "pending_series", "get_p99s", "eta", "interval_stalls"):
+            s[vid][k] = first.get(k, [] if k != "eta" else {})
     return s
 
 
@@ -729,7 +753,61 @@ def sustained_section(meta, s):
     pts = points_from_summary({"summary": s})
     return (["### Sustained phases", "", sustained_text(meta), ""]
             + sustained.phase_table(s, labels(meta), key)
+            + sustained.interval_table(s, labels(meta), target_k(meta))
+            + (sustained.wstar_section(meta["wstar"], {v: x[0] for v, x in VARIANTS.items()})
+               if meta.get("wstar") else [])
             + ["### Goals of issue 12 (this run)", ""] + sustained.goals(s, pts, key))
+
+
+def target_k(meta):
+    """The k of "P99 <= k x alone" the intervals are judged by: --wstar's, else 2."""
+    return float((meta.get("wstar") or {}).get("k") or meta.get("wstar_k") or 2)
+
+
+def probe_figures(d, seconds):
+    """One W* probe's run directory: its stall percent and per-interval figures."""
+    r = parse_db_bench(os.path.join(d, "db_bench.log"))
+    secs = r.get("seconds") or seconds
+    r["stall_pct"] = 100 * r["stall_s"] / secs if "stall_s" in r else None
+    r.update(interval_figures(d, r, secs))
+    return r
+
+
+def wstar_probe(d, alone_dir, k, rate, seconds):
+    """The verdict on one W* probe, as the JSON line bench/run keeps; prints it."""
+    r, a = probe_figures(d, seconds), probe_figures(alone_dir, seconds)
+    ok, share, why = sustained.wstar_verdict(r.get("get_p99s") or [], a.get("get_p99_all"), k,
+                                             r.get("stall_pct"), r.get("l0_slope"))
+    rc = int(open(os.path.join(d, "rc")).read().strip() or 1) if os.path.exists(os.path.join(d, "rc")) else 0
+    if rc != 0:
+        ok, why = False, why + [f"db_bench exit {rc}"]
+    out = {"rate": rate, "ok": ok, "share": share, "stall_pct": r.get("stall_pct"),
+           "l0_slope": r.get("l0_slope"), "pending_slope": r.get("pending_slope"), "why": why,
+           "alone_p99": a.get("get_p99_all")}
+    print(json.dumps(out))
+    return ok
+
+
+def read_probes(path):
+    try:
+        with open(path) as f:
+            return [json.loads(x) for x in f if x.strip()]
+    except (OSError, ValueError):
+        return []
+
+
+def load_wstar(work):
+    """bench/run --wstar's probes (wstar/VARIANT/probes.jsonl), or None."""
+    info = os.path.join(work, "wstar", "k")
+    if not os.path.exists(info):
+        return None
+    vs = {}
+    for f in sorted(glob.glob(os.path.join(work, "wstar", "*", "probes.jsonl"))):
+        vs[os.path.basename(os.path.dirname(f))] = read_probes(f)
+    alone = next((p["alone_p99"] for ps in vs.values() for p in ps if p.get("alone_p99")), None)
+    end = sustained.read_samples(os.path.join(work, "runs", "alone.2", "reads.log"))
+    return {"k": float(open(info).read().strip()), "alone_p99": alone, "variants": vs,
+            "alone_p99_end": sustained.p99([lat for _, lat in end]) if end else None}
 
 
 def sustains(log, rate):
@@ -759,11 +837,26 @@ def run_figures(s, vid, phase):
     v, a, u = s.get(vid + sfx) or {}, s.get("alone") or {}, s.get(ref) or {}
     if not v.get("n"):
         return None
+    share = sustained.interval_figures(v, a, 2)[0]
     return {"p99 ÷ alone": v["p99"] / a["p99"] if v.get("p99") and a.get("p99") else None,
+            "intervals in target": share,
+            "L0 slope": v.get("l0_slope"),
+            "pending slope": v["pending_slope"] / 2**20 if v.get("pending_slope") is not None else None,
             "compaction share": v[key] / u[key] if v.get(key) is not None and u.get(key) else None,
             "stall %": v.get("stall_pct"),
             "reader-off share": v["off_mib_s"] / u["off_mib_s"]
             if v.get("off_mib_s") is not None and u.get("off_mib_s") else None}
+
+
+# Figures near zero that count as the same in both runs whatever their ratio: stall under
+# 1% in both; L0 within its bound (sustained.L0_BOUND files/min) either way in both; pending
+# bytes growing or shrinking under 64 MiB/min in both (at most 4 GiB an hour, against a
+# 64 GiB soft limit).
+SMALL = {"stall %": 1.0, "L0 slope": sustained.L0_BOUND, "pending slope": 64}
+
+
+def same_when_small(k, a, b):
+    return k in SMALL and max(abs(a), abs(b)) < SMALL[k]
 
 
 def ranking(s, ids):
@@ -779,11 +872,14 @@ def comparison(runs):
     ids = [v for v, _ in labels(m1) if v in m2["variants"].split() and v != "alone"]
     L = ["### Two runs side by side", "",
          "Each figure of run 1 against run 2; *differs* names the figures more than 25% apart "
-         "(of the smaller; stall below 1% in both runs counts as the same). Both runs' ratios "
+         "(of the smaller; stall below 1%, L0 slope within ±0.2 files/min and pending bytes' "
+         "slope within ±64 MiB/min in both runs count as the same). Both runs' ratios "
          "are over their own reader alone and their own untagged.", "",
-         "| variant | phase | P99 ÷ alone | compaction share | stall | reader-off share | differs |",
-         "|---|---|---|---|---|---|---|"]
-    fmt = {"p99 ÷ alone": "{:.2f}×", "compaction share": "{:.0%}", "stall %": "{:.1f}%",
+         "| variant | phase | P99 ÷ alone | intervals in target (2×) | L0 slope /min | pending slope "
+         "MiB/min | compaction share | stall | reader-off share | differs |",
+         "|---|---|---|---|---|---|---|---|---|---|"]
+    fmt = {"p99 ÷ alone": "{:.2f}×", "intervals in target": "{:.0%}", "L0 slope": "{:+.2f}",
+           "pending slope": "{:+.0f}", "compaction share": "{:.0%}", "stall %": "{:.1f}%",
            "reader-off share": "{:.0%}"}
     n = bad = 0
     apart = []
@@ -799,9 +895,10 @@ def comparison(runs):
                 cells.append(f"{sustained.fx(a, f)} / {sustained.fx(b, f)}")
                 if a is None and b is None:
                     continue
-                same_stall = k == "stall %" and a is not None and b is not None and max(a, b) < 1
+                same_stall = a is not None and b is not None and same_when_small(k, a, b)
                 n += 1
-                if not same_stall and differs(a, b):
+                # a slope that changes sign is apart whatever the sizes
+                if not same_stall and (differs(a, b) or (a is not None and b is not None and a * b < 0)):
                     bad += 1
                     diff.append(k)
             if diff:
@@ -882,6 +979,9 @@ def load_run(work):
     cal = os.path.join(work, "calibration.json")
     if os.path.exists(cal):
         meta["calibration"] = json.load(open(cal))
+    w = load_wstar(work)
+    if w:
+        meta["wstar"] = w
     s = summarize(runs)
     json.dump({"meta": meta, "summary": s, "na": na}, open(os.path.join(work, "summary.json"), "w"),
               indent=1, default=str)
@@ -891,6 +991,14 @@ def load_run(work):
 def main():
     if len(sys.argv) == 4 and sys.argv[1] == "--sustains":
         sys.exit(0 if sustains(sys.argv[2], int(sys.argv[3])) else 1)
+    if len(sys.argv) == 7 and sys.argv[1] == "--wstar-probe":
+        d, alone, k, rate, secs = sys.argv[2:]
+        sys.exit(0 if wstar_probe(d, alone, float(k), int(rate), float(secs)) else 1)
+    if len(sys.argv) == 3 and sys.argv[1] == "--wstar-next":
+        nxt = sustained.wstar_next([(p["rate"], p["ok"]) for p in read_probes(sys.argv[2])])
+        if nxt:
+            print(nxt)
+        sys.exit(0)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("work", nargs="+", help="a bench/run work directory (two with --compare)")
     ap.add_argument("--compare", action="store_true",

@@ -3,8 +3,9 @@
 # Description: bench/postgres/pg-vacuum without PostgreSQL: its report (bench/postgres/pg-vacuum-report.py) on
 # canned pgbench logs (percentiles by nearest rank, only the transactions inside each run's
 # window, failed ones left out, medians over rounds, the ratios to alone and untagged, the
-# goal's verdicts, its section replaced in place in BENCHMARKS.md), and bad flags: one line,
-# exit 2, nothing created.
+# goal's verdicts, its section replaced in place in BENCHMARKS.md; issue 22: the P99 of
+# every 10 s interval of a window, the share of intervals in which the goal held, the
+# reader's wait events tabled per variant), and bad flags: one line, exit 2, nothing created.
 # Usage: test-pg-vacuum.py BENCH_DIR
 import json
 import os
@@ -144,6 +145,46 @@ class Report(unittest.TestCase):
             self.assertEqual(len(pgvr.obstacles(s["untagged"])), 1)
             self.assertIn("in 25% of its samples (LWLock:WALWrite 100%)", pgvr.obstacles(s["untagged"])[0])
             self.assertIn("| 11.0 s | 1.00× |", text)
+
+    def test_interval_p99s(self):
+        # a 30 s window: 100 transactions of 1..100 µs in the first 10 s (P99 99), 98 of
+        # 500 and 2 of 5000 in the next (P99 5000), 10 in the last (too few: not judged);
+        # one at the window's very end falls in the last interval, one after it in none
+        lo = T0 + 5.0
+        tx = [(lo + i * 0.1, i + 1) for i in range(100)]
+        tx += [(lo + 10 + i * 0.1, 5000 if i >= 98 else 500) for i in range(100)]
+        tx += [(lo + 20 + i, 7) for i in range(9)] + [(lo + 30, 7), (lo + 31, 10**6)]
+        got = pgvr.interval_p99s(tx, lo, lo + 30)
+        self.assertEqual(got, [99, 5000, None])
+        self.assertEqual(pgvr.interval_p99s(tx, lo, lo + 30, min_tx=10), [99, 5000, 7])
+        self.assertEqual(pgvr.share_within(got, 1000), 0.5)
+        self.assertEqual(pgvr.share_within(got, 5000), 1.0)
+        self.assertIsNone(pgvr.share_within([None], 1000))
+        # a window of 12 s: two intervals, the second 2 s long
+        self.assertEqual(len(pgvr.interval_p99s(tx, lo, lo + 12)), 2)
+
+    def test_interval_share_and_waits_table(self):
+        with tempfile.TemporaryDirectory() as work:
+            self.canned(work)
+            meta, runs = pgvr.load(work)
+            s = pgvr.summarize(runs)
+            # goal 1.5 x 1485 µs: untagged's 10x latencies never hold (1 interval in
+            # untagged.1's 10 s, 2 in untagged.2's 12 s); adaptive's 2x always do (20 s: 2)
+            self.assertEqual(len(s["untagged"]["interval_p99s"]), 3)
+            self.assertEqual(s["untagged"]["intervals_held"], 0.0)
+            self.assertEqual(len(s["adaptive"]["interval_p99s"]), 2)
+            self.assertEqual(s["adaptive"]["intervals_held"], 1.0)
+            # low-rate: 33 s, 4 intervals, the last 3 s long but with enough transactions
+            self.assertEqual(len(s["low-rate"]["interval_p99s"]), 4)
+            # the worst interval of untagged: its second half's P99, 10 x 995... over 1485
+            self.assertGreater(s["untagged"]["worst_interval_x"], 6.0)
+            text = "\n".join(pgvr.render(meta, s))
+            self.assertIn("| untagged | 3 | 0% |", text)
+            self.assertIn("| adaptive | 2 | 100% |", text)
+            # the wait events per variant: LWLock:WALWrite first, always
+            self.assertIn("| variant | samples | LWLock:WALWrite | IO:DataFileRead | other |", text)
+            self.assertIn("| untagged | 4 | 25% | 75% | 0% |", text)
+            self.assertIn("| alone | 0 | — | — | — |", text)
 
     def test_write_in_place(self):
         with tempfile.TemporaryDirectory() as work:

@@ -5,7 +5,10 @@
 # reader is off, the frontier's hull over static settings only, issue 12's goals met and
 # missed with their numbers, and --compare flagging a figure more than 25% apart between
 # two runs and a changed ranking; a kernel without bfq or block debugfs: n/a rows and the
-# rig paragraph saying how the driver depth was checked.
+# rig paragraph saying how the driver depth was checked. Issue 22's per-interval view: the
+# reader's P99 in each 10 s from sampled reads and the share in target, the least-squares
+# slopes of L0 and pending bytes, when the writer would stall, the W* verdict and search on
+# canned per-interval data, and the comparison flagging the new figures.
 # Usage: test-report.py BENCH_DIR
 import json
 import os
@@ -274,6 +277,212 @@ class Report(unittest.TestCase):
                            capture_output=True, text=True, timeout=120)
         self.assertEqual(p.returncode, 2)
         self.assertIn("two work directories", p.stderr)
+
+
+def reads_log(p99s, per=100):
+    """A sampler log (bench/run's read_timer): per reads in each 10 s interval whose P99 is
+    the given value (None: 5 reads, an interval the report must not judge). Each interval
+    has 98% of its reads at a tenth of the P99, and its two slowest at the P99."""
+    lines = []
+    for i, p in enumerate(p99s):
+        n = per if p is not None else 5
+        for j in range(n):
+            lat = p if p is not None and j >= n - 2 else (p or 1000) // 10
+            lines.append(f"{int((i * 10 + j * 9.0 / n) * 1e6)} {int(lat)}\n")
+    return "".join(lines)
+
+
+def dumps(l0s, stalls=None):
+    """Periodic stats dumps: L0 files from l0s (32 MiB each; L1 at 60 MiB), each with an
+    "Interval stall" line."""
+    out = []
+    for i, n in enumerate(l0s):
+        st = (stalls or [0.0] * len(l0s))[i]
+        out.append(f"Interval stall: 00:00:0.000 H:M:S, {st:.1f} percent\n"
+                   + level_table([(n, f"{32 * n:.2f} MB"), (3, "60.00 MB")]))
+    return "".join(out)
+
+
+def make_interval_run(work, name, p99s, l0s, stall_s=0.0, stalls=None, rc=0):
+    d = os.path.join(work, name)
+    os.makedirs(d)
+    write(os.path.join(d, "db_bench.log"), dumps(l0s, stalls) + db_bench_log(1000, 1.0, stall_s))
+    write(os.path.join(d, "reads.log"), reads_log(p99s))
+    write(os.path.join(d, "rc"), f"{rc}\n")
+    write(os.path.join(d, "wall"), f"{T0} {T0 + 40}\n")
+    return d
+
+
+class Intervals(unittest.TestCase):
+    """The per-interval math of issue 22 (bench/sustained.py)."""
+
+    def test_interval_p99_and_share(self):
+        # 4 intervals; the third has too few reads (the reader frozen) and is not judged
+        samples = sustained.read_samples_text(reads_log([1000, 3000, None, 1500]))
+        got = sustained.interval_p99s(samples)
+        self.assertEqual(got, [1000, 3000, None, 1500])
+        # a last interval whose reads span under 5 s (the phase ended 2 s into it): left out
+        tail = samples + [(40 + j * 0.02, 99999) for j in range(100)]
+        self.assertEqual(sustained.interval_p99s(tail), [1000, 3000, None, 1500])
+        self.assertEqual(sustained.interval_p99s(tail + [(46.0, 1)])[-1], 99999)
+        # limit 2000 (2x of 1000): 2 of the 3 judged intervals
+        self.assertAlmostEqual(sustained.in_target_share(got, 2000), 2 / 3)
+        self.assertIsNone(sustained.in_target_share([None, None], 2000))
+        # nearest rank: of 100 values 1..100, P99 is 99; of 10 values, the largest
+        self.assertEqual(sustained.p99(range(1, 101)), 99)
+        self.assertEqual(sustained.p99(range(1, 11)), 10)
+
+    def test_slopes(self):
+        # one more L0 file every 10 s: 6 per minute; a flat oscillation: zero
+        self.assertAlmostEqual(sustained.slope_per_min([4, 5, 6, 7, 8]), 6.0)
+        self.assertAlmostEqual(sustained.slope_per_min([4, 6, 4, 6, 4, 6, 4, 6, 4, 6, 4, 6]), 6 / 143 * 6, places=6)
+        self.assertLess(abs(sustained.slope_per_min([4, 6] * 30)), 0.05)
+        self.assertIsNone(sustained.slope_per_min([4, 5]))
+        self.assertAlmostEqual(sustained.fitted_end([1, 2, 3, 4]), 4.0)
+
+    def test_stall_eta(self):
+        # pending: 10 GiB growing 1 GiB a minute (1/6 GiB each 10 s) for 5 minutes: ends at
+        # 15 GiB, soft limit 64 GiB in 49 min, hard 128 in 113; L0 flat at 4
+        g = 1 << 30
+        pend = [10 * g + i * g // 6 for i in range(31)]
+        eta = sustained.stall_eta([4] * 31, pend)
+        self.assertAlmostEqual(eta["soft_min"], 49, delta=0.01)
+        self.assertAlmostEqual(eta["hard_min"], 113, delta=0.01)
+        self.assertIsNone(eta["l0_slowdown_min"])
+        self.assertEqual(sustained.eta_text(eta), "soft pending limit in 49 min")
+        # L0 from 4 growing 0.5 a minute: slowdown (20) 32 min after it reached 4 + 2.5
+        eta = sustained.stall_eta([4 + i / 12 for i in range(31)], [0] * 31)
+        self.assertAlmostEqual(eta["l0_slowdown_min"], (20 - 6.5) / 0.5, delta=0.01)
+        self.assertEqual(sustained.eta_text(eta), "L0 slowdown in 27 min")
+        # nothing grows: no stall; L0 past its stop trigger: now
+        self.assertEqual(sustained.eta_text(sustained.stall_eta([4] * 10, [g] * 10)), "not growing")
+        self.assertEqual(sustained.eta_text(sustained.stall_eta([40] * 10, [0] * 10)), "L0 stop now")
+
+    def test_wstar_verdict(self):
+        ok20 = [1000] * 19 + [3000]          # 95% of 20 intervals within 2x of 1000
+        ok, share, why = sustained.wstar_verdict(ok20, 1000, 2, 0.5, 0.1)
+        self.assertTrue(ok, why)
+        self.assertAlmostEqual(share, 0.95)
+        # 94%: one interval too many over
+        ok, share, why = sustained.wstar_verdict([1000] * 47 + [3000] * 3, 1000, 2, 0.0, 0.0)
+        self.assertFalse(ok)
+        self.assertIn("94% of intervals", why[0])
+        # each other bound alone decides
+        self.assertFalse(sustained.wstar_verdict(ok20, 1000, 2, 1.1, 0.0)[0])
+        self.assertFalse(sustained.wstar_verdict(ok20, 1000, 2, 0.0, 0.25)[0])
+        self.assertTrue(sustained.wstar_verdict(ok20, 1000, 2, 1.0, 0.2)[0])
+        # intervals not judged do not count against (or for) it
+        self.assertTrue(sustained.wstar_verdict(ok20 + [None] * 5, 1000, 2, 0, 0)[0])
+        self.assertFalse(sustained.wstar_verdict([None] * 5, 1000, 2, 0, 0)[0])
+
+    def test_wstar_search(self):
+        mib = 1 << 20
+
+        def search(truth):
+            probes = []
+            while (nxt := sustained.wstar_next(probes)) is not None:
+                probes.append((nxt, nxt <= truth))
+            return [r / mib for r, _ in probes], sustained.wstar_value(probes) / mib
+        # doubling to the first failure, then bisection to within 20%
+        self.assertEqual(search(20 * mib), ([8, 16, 32, 24, 20], 20))
+        self.assertEqual(search(3 * mib), ([8, 4, 2, 3, 3.5], 3))
+        # the top of the range holds: 128; nothing holds down to 1 MiB/s: 0
+        self.assertEqual(search(500 * mib), ([8, 16, 32, 64, 128], 128))
+        self.assertEqual(search(0), ([8, 4, 2, 1], 0))
+        # noise: 12 failed but 14 held: the bracket stays under the lowest failure
+        probes = [(8 * mib, True), (16 * mib, False), (12 * mib, False), (14 * mib, True)]
+        self.assertEqual(sustained.wstar_bracket(probes), (8 * mib, 12 * mib))
+        self.assertEqual(sustained.wstar_next(probes), 10 * mib)
+        self.assertEqual(sustained.wstar_value(probes), 8 * mib)
+
+    def test_wstar_probe_cli(self):
+        """bench/run's probe verdict: canned runs, JSON out, exit 0 when it holds."""
+        alone = make_interval_run(self.tmp, "alone", [1000] * 4, [2] * 4)
+        good = make_interval_run(self.tmp, "good", [1500] * 4, [4, 5, 5, 4])
+        # debt grows: one more L0 file every 10 s, no stall yet, every interval in target
+        # (the canned log's run is 40 s: 4 periodic dumps, the final `stats` left out)
+        bad = make_interval_run(self.tmp, "bad", [1500] * 4, [4, 5, 6, 7])
+        cmd = [sys.executable, os.path.join(BENCH, "report.py"), "--wstar-probe"]
+        p = subprocess.run(cmd + [good, alone, "2", str(8 << 20), "60"], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(json.loads(p.stdout)["share"], 1.0)
+        p = subprocess.run(cmd + [bad, alone, "2", str(8 << 20), "60"], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("L0 slope +6.00/min", json.loads(p.stdout)["why"][0])
+        jl = os.path.join(self.tmp, "probes.jsonl")
+        write(jl, p.stdout)
+        p = subprocess.run([sys.executable, os.path.join(BENCH, "report.py"), "--wstar-next", jl],
+                           capture_output=True, text=True)
+        self.assertEqual(p.stdout.strip(), str(4 << 20))
+
+    def setUp(self):
+        self._t = tempfile.TemporaryDirectory(prefix="iotier-test-intervals.")
+        self.tmp = self._t.name
+
+    def tearDown(self):
+        self._t.cleanup()
+
+
+class IntervalReport(unittest.TestCase):
+    """The per-interval table, the W* section and the comparison's new figures."""
+
+    def setUp(self):
+        self._t = tempfile.TemporaryDirectory(prefix="iotier-test-intervals.")
+        self.root = self._t.name
+
+    def tearDown(self):
+        self._t.cleanup()
+
+    def work(self, name, adaptive_p99s, adaptive_l0):
+        w = make_work(self.root, name)
+        runs = os.path.join(w, "runs")
+        shutil.rmtree(os.path.join(runs, "alone.1"))
+        shutil.rmtree(os.path.join(runs, "adaptive.1"))
+        make_interval_run(runs, "alone.1", [1000] * 4, [2] * 4)
+        make_interval_run(runs, "adaptive.1", adaptive_p99s, adaptive_l0, stalls=[0, 0, 2.5, 0])
+        return w
+
+    def test_interval_table_and_wstar(self):
+        w = self.work("one", [1500, 1500, 2500, 1500], [4, 6, 8, 10])
+        os.makedirs(os.path.join(w, "wstar", "adaptive"))
+        write(os.path.join(w, "wstar", "k"), "2\n")
+        probes = [{"rate": 8 << 20, "ok": True, "share": 1.0, "stall_pct": 0.0, "l0_slope": 0.0, "why": [],
+                   "alone_p99": 1000},
+                  {"rate": 16 << 20, "ok": False, "share": 0.5, "stall_pct": 3.0, "l0_slope": 1.0,
+                   "why": ["stall 3.0% (> 1%)"], "alone_p99": 1000}]
+        write(os.path.join(w, "wstar", "adaptive", "probes.jsonl"), "".join(json.dumps(p) + "\n" for p in probes))
+        os.makedirs(os.path.join(w, "wstar", "low"))
+        write(os.path.join(w, "wstar", "low", "probes.jsonl"), json.dumps(dict(probes[0], rate=12 << 20)) + "\n")
+        # the reader alone again after the search: P99 1250 against the probes' 1000
+        make_interval_run(os.path.join(w, "runs"), "alone.2", [1250] * 4, [2] * 4)
+        out = report(w)
+        self.assertIn("measured again after the search: 1250 µs (+25%", out)
+        row = line(out, "| iotier adaptive, P99 ≤ 2× | steady | 4 |")
+        # alone's P99 is the median of its two runs, 1125: 3 of 4 intervals within 2x of
+        # it; median interval P99 1500 (1.33x), worst 2500 (2.22x); one interval stalled;
+        # L0 +12/min, from 10 to the slowdown trigger 20 in under a minute
+        self.assertIn("| 75% | 1.33× (2.22×) | 1 of 4 | +12.00 |", row)
+        self.assertIn("L0 slowdown in 0.8 min", row)
+        self.assertIn("| iotier adaptive, P99 ≤ 2× | 8.00 | 8 ✓, 16 ✗ |", out)
+        self.assertIn("Best static setting: **`low`**, W* 12.00 MiB/s", out)
+        self.assertIn("failed: stall 3.0% (> 1%)", out)
+        # nothing held down to the lowest rate tried: below it, not a W* of 0
+        self.assertEqual(sustained.wstar_text(0, [dict(probes[1], rate=1 << 20)]), "< 1")
+
+    def test_compare_interval_figures(self):
+        w1 = self.work("one", [1500] * 4, [4, 5, 4, 5])
+        w2 = self.work("two", [1500, 2500, 2500, 1500], [5, 4, 5, 4])
+        out = report("--compare", w1, w2)
+        row = line(out, "| iotier adaptive, P99 ≤ 2× | steady |")
+        # in target 100% against 50%: flagged; L0 slopes of +-0.6/min: over the bound, and
+        # of opposite sign: flagged too
+        self.assertIn("100% / 50%", row)
+        # pending bytes at ±38 MiB/min: under 64 in both, the same
+        self.assertTrue(row.endswith("| intervals in target, L0 slope |"), row)
+        w3 = self.work("three", [1500] * 4, [4, 4, 4, 4])
+        w4 = self.work("four", [1500] * 4, [4, 4, 4, 4])
+        row = line(report("--compare", w3, w4), "| iotier adaptive, P99 ≤ 2× | steady |")
+        self.assertTrue(row.endswith("| - |"), row)
 
 
 if __name__ == "__main__":
