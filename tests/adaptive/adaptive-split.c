@@ -627,10 +627,9 @@ int main(int argc, char **argv)
 		return T_EXIT_FAIL;
 	}
 	dir = argv[2];
-	region = adaptive_worker_region();
+	region = adaptive_worker_region_or_fail();
 	if (!region)
-		return test_fail("no %s mapping: is the shim preloaded with a target?",
-				 ADAPTIVE_REGION_NAME);
+		return T_EXIT_FAIL;
 	if (!strcmp(argv[1], "atomic"))
 		atomic_mode();
 	else if (!strcmp(argv[1], "edges"))

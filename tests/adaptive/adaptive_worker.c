@@ -3,6 +3,7 @@
 #include "adaptive_worker.h"
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
@@ -20,6 +21,25 @@ static volatile pid_t child;
 struct adaptive_region *adaptive_worker_region(void)
 {
 	return self_mapping(ADAPTIVE_REGION_LINK);
+}
+
+struct adaptive_region *adaptive_worker_region_or_fail(void)
+{
+	struct adaptive_region *r = adaptive_worker_region();
+
+	if (!r)
+		test_fail("no %s mapping: is the shim preloaded with a target?", ADAPTIVE_REGION_NAME);
+	return r;
+}
+
+uint64_t adaptive_worker_noted(struct adaptive_region *r)
+{
+	uint64_t n = 0;
+
+	for (uint32_t s = 0; s < ADAPTIVE_HIST_SLOTS; s++)
+		for (uint32_t i = 0; i < HIST_NR_BUCKETS; i++)
+			n += atomic_load(&r->hist[s].count[i]);
+	return n;
 }
 
 bool adaptive_worker_in_futex(pid_t tid)

@@ -11,6 +11,7 @@
 #define IOTIER_TESTS_ADAPTIVE_WORKER_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "adaptive/adaptive_region.h"
@@ -20,6 +21,15 @@
 
 /* This process's adaptive region (self_maps.h); NULL when there is none (no shim, no target). */
 struct adaptive_region *adaptive_worker_region(void);
+
+/*
+ * The same, for a test that runs under the shim itself: the region, or NULL after printing
+ * the one failure line every such test gives when the shim or its target is missing.
+ */
+struct adaptive_region *adaptive_worker_region_or_fail(void);
+
+/* The high tier's reads noted into @r's current window, summed over every CPU slot. */
+uint64_t adaptive_worker_noted(struct adaptive_region *r);
 
 /* Is thread @tid of this process in the futex syscall right now? */
 bool adaptive_worker_in_futex(pid_t tid);

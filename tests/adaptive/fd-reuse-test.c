@@ -292,12 +292,7 @@ static void round_of(const char *how, replace_fn *replace, bool held)
 /* The high reads noted in the current window, over every slot. */
 static uint64_t noted(void)
 {
-	uint64_t n = 0;
-
-	for (uint32_t s = 0; s < ADAPTIVE_HIST_SLOTS; s++)
-		for (uint32_t i = 0; i < HIST_NR_BUCKETS; i++)
-			n += atomic_load(&region->hist[s].count[i]);
-	return n;
+	return adaptive_worker_noted(region);
 }
 
 /*
@@ -431,10 +426,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: fd-reuse-test DIR\n");
 		return T_EXIT_FAIL;
 	}
-	region = adaptive_worker_region();
+	region = adaptive_worker_region_or_fail();
 	if (!region)
-		return test_fail("no %s mapping: is the shim preloaded with a target?",
-				 ADAPTIVE_REGION_NAME);
+		return T_EXIT_FAIL;
 	if (setup(argv[1]))
 		return T_EXIT_FAIL;
 	for (size_t i = 0; i < sizeof(rounds) / sizeof(rounds[0]); i++)

@@ -301,10 +301,9 @@ int main(int argc, char **argv)
 		return T_EXIT_FAIL;
 	}
 	dir = argv[1];
-	region = adaptive_worker_region();
+	region = adaptive_worker_region_or_fail();
 	if (!region)
-		return test_fail("no %s mapping: is the shim preloaded with a target?",
-				 ADAPTIVE_REGION_NAME);
+		return T_EXIT_FAIL;
 	if (setup())
 		return T_EXIT_FAIL;
 	/* The foreground writes and syncs its WAL once, as a database does at start. */

@@ -40,12 +40,7 @@ static struct adaptive_region *region;
 /* The high reads noted in the current window, over every slot. */
 static uint64_t noted(void)
 {
-	uint64_t n = 0;
-
-	for (uint32_t s = 0; s < ADAPTIVE_HIST_SLOTS; s++)
-		for (uint32_t i = 0; i < HIST_NR_BUCKETS; i++)
-			n += atomic_load(&region->hist[s].count[i]);
-	return n;
+	return adaptive_worker_noted(region);
 }
 
 /* One read call: @ret is what it returned, @want what it must; @adds what the window gains. */

@@ -42,12 +42,7 @@ static char *buf;
 /* The high reads noted in the current window, over every slot. */
 static uint64_t noted(void)
 {
-	uint64_t n = 0;
-
-	for (uint32_t s = 0; s < ADAPTIVE_HIST_SLOTS; s++)
-		for (uint32_t i = 0; i < HIST_NR_BUCKETS; i++)
-			n += atomic_load(&region->hist[s].count[i]);
-	return n;
+	return adaptive_worker_noted(region);
 }
 
 /* READS O_DIRECT preads of @fd at distinct blocks, each checked. */
@@ -224,10 +219,9 @@ int main(int argc, char **argv)
 		return T_EXIT_FAIL;
 	}
 	gate = !strcmp(argv[1], "gate");
-	region = adaptive_worker_region();
+	region = adaptive_worker_region_or_fail();
 	if (!region)
-		return test_fail("no %s mapping: is the shim preloaded with a target?",
-				 ADAPTIVE_REGION_NAME);
+		return T_EXIT_FAIL;
 	snprintf(path, sizeof(path), "%s/adaptive-urgent-%s", argv[2], argv[1]);
 	snprintf(out_path, sizeof(out_path), "%s/adaptive-urgent-%s-out", argv[2], argv[1]);
 	if (posix_memalign((void **)&buf, 4096, BIG + BLOCK) || make_file())
