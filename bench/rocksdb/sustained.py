@@ -497,12 +497,18 @@ def wstar_section(w, labels):
         best = max(static, key=static.get)
         L += ["", f"Best static setting: **`{best}`**, W* {wstar_text(static[best], w['variants'][best])} MiB/s (of "
               + ", ".join(f"`{v}`" for v in static) + ")."]
-    L += ["", "Every probe: the share of intervals in target, the stall and the L0 slope; why it failed.", "",
-          "| variant | MiB/s | in target | stall | L0 slope /min | verdict |", "|---|---|---|---|---|---|"]
+    refs = sorted({p.get("alone_p99") for ps in w["variants"].values() for p in ps if p.get("alone_p99")})
+    L += ["", "Every probe: the share of intervals in target, the stall and the L0 slope; why it failed."
+          + (f" The search was resumed across runs (bench/run --wstar-resume): each probe was judged "
+             f"against its own run's reader alone ({', '.join(f'{x:.0f}' for x in refs)} µs), "
+             "shown per probe." if len(refs) > 1 else ""), "",
+          "| variant | MiB/s | in target | stall | L0 slope /min | alone P99 µs | verdict |",
+          "|---|---|---|---|---|---|---|"]
     for vid, probes in w["variants"].items():
         for p in probes:
             L.append(f"| {labels.get(vid, vid)} | {p['rate'] / 2**20:g} | {fx(p.get('share'), '{:.0%}')} | "
                      f"{fx(p.get('stall_pct'), '{:.1f}%')} | {fx(p.get('l0_slope'), '{:+.2f}')} | "
+                     f"{fx(p.get('alone_p99'), '{:.0f}')} | "
                      + ("held" if p["ok"] else "failed: " + "; ".join(p.get("why") or [])) + " |")
     return L + [""]
 

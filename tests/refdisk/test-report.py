@@ -468,6 +468,26 @@ class IntervalReport(unittest.TestCase):
         self.assertIn("failed: stall 3.0% (> 1%)", out)
         # nothing held down to the lowest rate tried: below it, not a W* of 0
         self.assertEqual(sustained.wstar_text(0, [dict(probes[1], rate=1 << 20)]), "< 1")
+        # one run's probes only: one reference, no word of a resumed search
+        self.assertNotIn("resumed across runs", out)
+        self.assertIn("| 0.0% | +0.00 | 1000 | held |", out)
+
+    def test_wstar_resumed(self):
+        """A search resumed across runs (bench/run --wstar-resume): each probe keeps its own
+        run's reader alone, and the page says the references differ."""
+        w = self.work("resumed", [1500] * 4, [4, 5, 4, 5])
+        os.makedirs(os.path.join(w, "wstar", "low"))
+        write(os.path.join(w, "wstar", "k"), "2\n")
+        old = {"rate": 8 << 20, "ok": True, "share": 1.0, "stall_pct": 0.0, "l0_slope": 0.0,
+               "why": [], "alone_p99": 900}
+        new = dict(old, rate=16 << 20, ok=False, share=0.5, why=["P99 <= 2x alone in 50% of intervals (< 95%)"],
+                   alone_p99=1100)
+        write(os.path.join(w, "wstar", "low", "probes.jsonl"), json.dumps(old) + "\n" + json.dumps(new) + "\n")
+        out = report(w)
+        self.assertIn("resumed across runs (bench/run --wstar-resume)", out)
+        self.assertIn("(900, 1100 µs)", out)
+        self.assertIn("| 8 | 100% | 0.0% | +0.00 | 900 | held |", out)
+        self.assertIn("| 16 | 50% | 0.0% | +0.00 | 1100 | failed: P99 <= 2x alone in 50%", out)
 
     def test_compare_interval_figures(self):
         w1 = self.work("one", [1500] * 4, [4, 5, 4, 5])
