@@ -35,7 +35,7 @@ def figures(cell, name):
     f["react_ms"] = statistics.median(r) if r else None
     f["react_max_ms"] = max(r) if r else None
     bounds = cell.get("bound") or {}
-    b = bounds.get(name[7:]) if name.startswith("target:") else next(iter(bounds.values()), None)
+    b = bounds.get(name[7:].split("@")[0]) if name.startswith("target:") else next(iter(bounds.values()), None)
     f["bound_mb_s"] = b["total_mb_s"] if b else None
     f["frac_bound"] = ratio(f["bg_mb_s"], f["bound_mb_s"])
     return f
@@ -50,12 +50,15 @@ def fmt(x, spec=".2f", suffix=""):
 
 
 def variant_names(results):
-    return ["untagged", "idle", "static"] + [f"target:{t}" for t in results["targets"]]
+    """The variants of a run: the targets, then each --also-build's (target:T@LABEL)."""
+    ts = results["targets"]
+    return (["untagged", "idle", "static"] + [f"target:{t}" for t in ts]
+            + [f"target:{t}@{b}" for b in (results.get("builds") or {}) for t in ts])
 
 
-def print_cell(cell, targets):
+def print_cell(cell, names):
     """One line per variant on stderr, as a cell ends: P99 over alone and fraction of bound."""
-    for name in ["untagged", "idle", "static"] + [f"target:{t}" for t in targets]:
+    for name in names:
         f = figures(cell, name)
         if f is None:
             err = (cell["variants"].get(name) or cell["variants"].get("alone") or {}).get("error", "not run")

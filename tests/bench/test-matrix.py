@@ -6,9 +6,12 @@
 # (bench/matrix/report.py) on a canned results.json: the ratios over alone, the shares of
 # untagged, the fraction of the bound, the reaction, the Markdown table and both heat maps.
 # Usage: test-matrix.py BENCH_DIR
+import importlib.machinery
+import importlib.util
 import os
 import sys
 import tempfile
+import types
 import unittest
 import xml.dom.minidom
 
@@ -120,6 +123,31 @@ class Report(unittest.TestCase):
                 xml.dom.minidom.parseString(doc)
             self.assertIn(">75%</text>", svg)
             self.assertIn(">3.00</text>", p99)
+
+    def test_another_build(self):
+        """--also-build old=DIR: every target again as target:T@old, judged against the same
+        cell's bound and alone, in the table and the heat maps."""
+        cell = dict(CELL, variants=dict(CELL["variants"], **{
+            "target:read.p99<=2x@old": run(500, 9000, 60, 30, 150)}))
+        res = dict(RESULTS, cells=[cell], builds={"old": "/x/build-old"})
+        self.assertEqual(report.variant_names(res)[-2:], ["target:read.p99<=2x", "target:read.p99<=2x@old"])
+        f = report.figures(cell, "target:read.p99<=2x@old")
+        self.assertAlmostEqual(f["p99x"], 9.0)
+        self.assertAlmostEqual(f["frac_bound"], 0.5)  # the target's bound, 120 MB/s
+        self.assertIn("| | target:read.p99<=2x@old | 2.50 | 9.00 |", report.markdown(res))
+
+    def test_resume_keeps_finished_cells(self):
+        """--resume keeps a cell only when alone and every variant of this run's set ran."""
+        loader = importlib.machinery.SourceFileLoader("matrix_run", os.path.join(BENCH, "matrix", "run"))
+        mod = importlib.util.module_from_spec(importlib.util.spec_from_loader("matrix_run", loader))
+        loader.exec_module(mod)
+        args = types.SimpleNamespace(targets=["read.p99<=2x"], builds={})
+        self.assertTrue(mod.cell_finished(CELL, args))
+        broken = dict(CELL, variants=dict(CELL["variants"], idle={"error": "exit 1"}))
+        self.assertFalse(mod.cell_finished(broken, args))
+        # a build asked for now that the earlier run did not have: the cell is run again
+        self.assertFalse(mod.cell_finished(CELL, types.SimpleNamespace(
+            targets=["read.p99<=2x"], builds={"old": "/x"})))
 
 
 if __name__ == "__main__":
