@@ -10,9 +10,11 @@
  *               whenever it found the window due first: nearly every window.
  *   takeover    a child of the tree stops itself (SIGSTOP) inside its first step, a second
  *               dies inside its own (after taking the step over from the first); the worker
- *               then notes slow reads and does low I/O: its level must change within 1 s of
- *               the second child's death and three times more within the next second, and
- *               the first child, resumed, must leave the seqlock even.
+ *               then notes slow reads and does low I/O while a high thread of its own reads
+ *               (IOTIER_TEST_STEP=no-high, as above): its level must change within 1 s of
+ *               the second child's death and three times more, each within 1 s, and the
+ *               first child, resumed, must leave the seqlock even. (The takeover itself
+ *               predates issue 23; before it, this failed on the reader's steps.)
  *   holder-stopped  under cap 1 (the controller stopped), a child holding the one slot stops
  *               itself; a low write of the worker must be admitted with a slot (not at its
  *               5 s bound) within HOLDER_BOUND_NS; the child, resumed, must release
@@ -184,6 +186,7 @@ static void mode_takeover(const char *self)
 	int stop[2], status;
 	pid_t stopped, killed;
 	uint64_t took, changes;
+	pthread_t reader;
 
 	if (!EXPECT(pipe(stop) == 0, "pipe: %m"))
 		return;
@@ -196,6 +199,9 @@ static void mode_takeover(const char *self)
 	       WEXITSTATUS(status) == TEST_STEP_EXIT, "the second child did not die inside its "
 	       "step (status %#x)", status);
 	EXPECT(atomic_load(&region->seq) % 2 == 1, "the killed step left the seqlock even");
+	/* The worker's own foreground reads on: its low thread (this one) must do the steps. */
+	if (!EXPECT(pthread_create(&reader, NULL, steady_reader, NULL) == 0, "pthread_create"))
+		return;
 	changes = atomic_load(&region->level_changes);
 	took = until_change(changes, CHANGE_BOUND_NS);
 	EXPECT(took, "no level change within %llu ms after a stepper stopped and another died "
@@ -211,6 +217,8 @@ static void mode_takeover(const char *self)
 	kill(stopped, SIGCONT);
 	for (uint64_t until = now_ns() + 300 * MS; now_ns() < until;)
 		slow_reads_and_io(); /* the first child runs again, and finds its step lost */
+	atomic_store(&stop_threads, true);
+	pthread_join(reader, NULL);
 	EXPECT(write(stop[1], "x", 1) == 1, "write: %m");
 	EXPECT(waitpid(stopped, &status, 0) == stopped && WIFEXITED(status) &&
 	       WEXITSTATUS(status) == 0, "the resumed child: status %#x", status);
@@ -473,7 +481,7 @@ int main(int argc, char **argv)
 	if (test_tmpdir(tmp) < 0 || adaptive_worker_kill_on_exit() < 0)
 		return test_fail("setup: %m");
 	snprintf(state_env, sizeof(state_env), "IOTIER_STATE_DIR=%s", tmp);
-	if (!strcmp(argv[2], "foreground"))
+	if (!strcmp(argv[2], "foreground") || !strcmp(argv[2], "takeover"))
 		env[2] = hook_env;
 	args[0] = argv[2];
 	args[1] = tmp;
