@@ -537,5 +537,6 @@ void adaptive_async_pass(void)
 void adaptive_async_submitted(uint64_t bytes)
 {
 	low_gate_exit(&adaptive_on->gate, 0, bytes);
-	maybe_step(coarse_now_ns());
+	if (self_is_gated()) /* not an urgent thread's: it is neither signal nor gated */
+		maybe_step(coarse_now_ns());
 }
