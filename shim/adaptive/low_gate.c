@@ -2,7 +2,8 @@
 /*
  * low_gate.c: the low tier's cross-process admission gate (see low_gate.h). The count of
  * I/Os in flight moves only by compare-and-swap under the cap, and each admitted I/O records
- * its thread in a slot, so a holder that died can be found and its slot taken back. Every
+ * its thread in a slot, so a holder that died or stopped can be found and its slot taken
+ * back, and a release gives back only a slot that is still its own. Every
  * syscall goes through sys_call(): inside the shim, syscall() is our own wrapper.
  */
 #include "low_gate.h"

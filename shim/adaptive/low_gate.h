@@ -91,7 +91,9 @@ bool low_gate_sane(struct low_gate *g, uint64_t now_ns);
 
 /*
  * A ticket: the slot's index + 1 in its low 7 bits, a hash of its holder's id above, so
- * that a release finds whether the slot is still its own (never 0, never UINT32_MAX).
+ * that a release finds whether the slot is still its own (never 0, never UINT32_MAX). Two
+ * holders whose hashes agree (1 in 2^25) after a take-back: the resumed one frees the new
+ * holder's slot early, the cap over by one for the rest of that I/O.
  */
 #define LOW_GATE_TICKET_SLOT 0x7fu
 static inline uint32_t low_gate_ticket(uint32_t index, uint64_t id)

@@ -24,7 +24,7 @@
  *   idle        the tier pinned at cap 0; over TRIALS trials a low writer is held while a
  *               high reader reads, then the reader stops: the median time from its last
  *               read to the writer going at full must be under IDLE_BOUND_NS. Before, a held
- *               waiter noticed the idle reader at the end of a 50 ms wait slice (~25 ms).
+ *               waiter noticed the idle reader at the end of a 50 ms wait slice (median ~40 ms here).
  * Every wait is bounded; the worker has an alarm, so a hang fails rather than stalls.
  * Usage: stepper-test SHIM_PRELOAD MODE; the worker is this program with "worker MODE DIR".
  */

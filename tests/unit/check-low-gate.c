@@ -2,7 +2,8 @@
 /*
  * check-low-gate.c: unit tests of the low tier's cross-process gate: the cap is never
  * exceeded by racing threads, a forked child blocks while the low tier is held and goes
- * once the cap opens (woken, not by the wait slice running out), a dead holder's slot is taken back (and a live one's is not), an
+ * once the cap opens (woken, not by the wait slice running out), a dead or stopped holder's
+ * slot is taken back (and a live one's is not; a resumed one's release changes nothing), an
  * expired lease lifts the cap, and a thread's nested I/O does not wait for itself. Every
  * wait is on a state (a counter, a pipe byte), never on a sleep's length, except in the
  * one test of the wait's own bound (a call held at most that long, then let through).
