@@ -15,6 +15,11 @@
  *               the second child's death and three times more, each within 1 s, and the
  *               first child, resumed, must leave the seqlock even. (The takeover itself
  *               predates issue 23; before it, this failed on the reader's steps.)
+ *   lapsed      the worker's slow reads drive the tier to held (cap 0), then nothing calls
+ *               for longer than the cap's lease; with the reader back (slow, a read in
+ *               flight), the first low write must wait at the gate: the step that renews the
+ *               cap runs before its admission. Before, it went at full on the lapsed lease,
+ *               and the step came after it.
  *   holder-stopped  under cap 1 (the controller stopped), a child holding the one slot stops
  *               itself; a low write of the worker must be admitted with a slot (not at its
  *               5 s bound) within HOLDER_BOUND_NS; the child, resumed, must release
@@ -224,6 +229,31 @@ static void mode_takeover(const char *self)
 	       WEXITSTATUS(status) == 0, "the resumed child: status %#x", status);
 	EXPECT(atomic_load(&region->seq) % 2 == 0 && view_readable(),
 	       "the seqlock is %u after the stopped stepper resumed", atomic_load(&region->seq));
+}
+
+/* ---- lapsed: the step comes before the admission ------------------------------------ */
+
+static void mode_lapsed(void)
+{
+	uint64_t until = now_ns() + PATIENCE_NS, waits;
+
+	while (atomic_load(&region->gate.cap) != 0 && now_ns() < until)
+		slow_reads_and_io();
+	if (!EXPECT(atomic_load(&region->gate.cap) == 0, "the controller did not hold the tier"))
+		return;
+	usleep(ADAPTIVE_LEASE_NS / 1000 + 200000); /* a quiet spell: the cap's lease lapses */
+	if (!EXPECT(atomic_load(&region->gate.lease_ns) < now_ns(), "the lease did not lapse"))
+		return;
+	/* The reader is back, slow (a read in flight): the burst's first write must be held. */
+	for (int i = 0; i < 300; i++)
+		adaptive_region_note_read_at(region, 0, 5 * MS);
+	atomic_fetch_add(&region->fg_inflight, 1);
+	atomic_store(&region->fg_last_ns, now_ns());
+	waits = atomic_load(&region->gate.waits);
+	EXPECT(low_io(), "pwrite: %m");
+	atomic_fetch_sub(&region->fg_inflight, 1);
+	EXPECT(atomic_load(&region->gate.waits) == waits + 1, "the first low write after the "
+	       "cap's lease lapsed went at full: the step that renews the cap came after it");
 }
 
 /* ---- holders: a stopped or killed holder of the only slot ---------------------------- */
@@ -457,6 +487,8 @@ static int worker(const char *self, const char *mode, const char *const *rest)
 		mode_holder(true);
 	else if (!strcmp(mode, "idle"))
 		mode_idle();
+	else if (!strcmp(mode, "lapsed"))
+		mode_lapsed();
 	else
 		return test_fail("unknown mode %s", mode);
 	return test_result();
