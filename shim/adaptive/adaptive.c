@@ -18,7 +18,9 @@
  *
  * The pieces. The shim times the high tier's reads (preload/adaptive_hook.c) into a histogram in a
  * region shared by the whole process tree (adaptive_region.c). Once a window's deadline has
- * passed, whichever thread finds it so steps this controller, which is pure arithmetic: no
+ * passed, whichever low thread finds it so (before its admission at the gate, after its
+ * I/O, before each of its waits; a high thread never steps, its path is a few relaxed
+ * atomics) steps this controller, which is pure arithmetic: no
  * clock, no syscall, no lock; the caller hands it one window at a time (the high tier's read
  * latencies in bpf/hist.h's buckets, the bytes the low tier moved, how many low I/Os the
  * limits held back, a debt flag) and reads back two numbers: a cap on the low tier's I/Os in
@@ -118,15 +120,23 @@
  * The gate (low_gate.c). Admission is a compare-and-swap on the count in flight under the
  * cap; each admitted I/O records pid << 32 | tid in one of LOW_GATE_HOLDERS (64) slots, so
  * the largest finite cap is 64. A waiter sleeps on a shared futex word (bumped on every
- * release and cap change) in slices of 50 ms, after each taking back the slots of holders
- * that no longer exist (tgkill(pid, tid, 0) = ESRCH): a process killed inside an I/O cannot
- * wedge the tree. The cap carries a lease that each step renews (ADAPTIVE_LEASE_NS, 1 s);
- * once it lapses (the stepping processes stopped or died) the cap counts as none, so the
- * tier is never held forever. A waiter steps the controller when the window has ended:
- * with the reader stopped and every low thread held nobody else does I/O, and before this
- * a release took 2-3 s of every reader-off period; after each wait it also asks the fast
- * path, so a waiter goes at full at most a wait slice after the reader fell idle (nothing
- * on the reader's path wakes it). Every wait is bounded by IOTIER_GATE_WAIT
+ * release and cap change); every wait slice of 50 ms, or at its bound if sooner, it takes
+ * back the slots of holders that cannot be doing their I/O: gone (tgkill(pid, tid, 0) =
+ * ESRCH), a zombie or stopped (SIGSTOP, a tracer; the state in /proc/PID/task/TID/stat). A
+ * stopped thread's I/O is not on the device (it stops at the syscall's return), so its slot
+ * is free in fact; the ticket carries a hash of its holder, so its release after SIGCONT
+ * finds the slot no longer its own and leaves the count alone. Chosen over a lease per
+ * slot, which would take back the slot of a slow I/O still on the device. A process killed
+ * or stopped inside an I/O cannot wedge the tree. The cap carries a lease that each step
+ * renews (ADAPTIVE_LEASE_NS, 1 s); once it lapses (no low thread calls, or the stepping
+ * processes stopped or died) the cap counts as none, so the tier is never held forever,
+ * and the next low call steps before it is admitted. A waiter steps the controller when
+ * the window has ended: with every low thread held nobody else would, and before this a
+ * release took 2-3 s of every reader-off period; before each wait it also asks the fast
+ * path, and sleeps no longer than until the reader would be idle (adaptive_region_fg_opens_in:
+ * its last end + max(2 x gap, 1 ms), or 1 ms polls while a read is in flight), so a waiter
+ * goes at full about 1 ms after the reader fell idle, with nothing on the reader's path to
+ * wake it. Every wait is bounded by IOTIER_GATE_WAIT
  * (20 ms): a held low thread may hold a lock a high thread waits for (PostgreSQL's
  * WALWrite), so "held" means paced, one call per bound per thread, never parked. A thread
  * already holding a slot passes (a signal handler's I/O inside an I/O). At full the gate is
@@ -142,7 +152,7 @@
  * region or stop while writing it, so nothing in it may wedge a process: the memfd is sealed
  * against shrinking and growing; the step lock is a lease (the stepper's pid and the
  * millisecond its step began; STEPPER_LEASE_NS, 200 ms, well under the cap's lease, and
- * taken over without a syscall, since a high reader may be the taker); the seqlock moves by
+ * taken over without a syscall, by a low thread at its next call); the seqlock moves by
  * compare-and-swap only, so a stale stepper that resumes fails its end CAS and publishes
  * nothing; every field is checked before use (low_gate_sane, adaptive_sane, the chunk a
  * power of two from 4 KiB to 1 GiB), and a region that fails is "no target" in this process

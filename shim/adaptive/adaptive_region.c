@@ -19,6 +19,7 @@
 #include "core/sys.h"
 
 void (*adaptive_region_mid_step)(void);
+void (*adaptive_region_stepped)(uint64_t now_ns);
 
 /* The region this process found corrupt; at most one per process, and for good. */
 static _Atomic(const struct adaptive_region *) bad_region;
@@ -96,22 +97,42 @@ bool adaptive_region_file_shared(const struct adaptive_region *r, uint64_t key)
 	return false;
 }
 
+/* The quiet that makes the foreground idle: max(2 x its usual gap, ADAPTIVE_IDLE_MIN_NS). */
+static uint64_t fg_quiet(struct adaptive_region *r)
+{
+	uint64_t gap = atomic_load_explicit(&r->fg_gap_ns, memory_order_relaxed);
+	uint64_t quiet = 2 * (gap < ADAPTIVE_GAP_MAX_NS ? gap : ADAPTIVE_GAP_MAX_NS);
+
+	return quiet < ADAPTIVE_IDLE_MIN_NS ? ADAPTIVE_IDLE_MIN_NS : quiet;
+}
+
+/* A count in flight to trust: not left by a reader killed mid-read (or garbage). */
+static bool fg_busy(struct adaptive_region *r, uint64_t last, uint64_t now_ns)
+{
+	uint32_t inflight = atomic_load_explicit(&r->fg_inflight, memory_order_relaxed);
+
+	return inflight && inflight <= (1u << 30) && now_ns - last < ADAPTIVE_FG_STALE_NS;
+}
+
 bool adaptive_region_fg_idle(struct adaptive_region *r, uint64_t now_ns)
 {
 	uint64_t last = atomic_load_explicit(&r->fg_last_ns, memory_order_relaxed);
-	uint64_t gap = atomic_load_explicit(&r->fg_gap_ns, memory_order_relaxed);
-	uint32_t inflight = atomic_load_explicit(&r->fg_inflight, memory_order_relaxed);
-	uint64_t quiet;
 
-	if (!last || now_ns <= last)
+	if (!last || now_ns <= last || fg_busy(r, last, now_ns))
 		return false;
-	quiet = 2 * (gap < ADAPTIVE_GAP_MAX_NS ? gap : ADAPTIVE_GAP_MAX_NS);
-	if (quiet < ADAPTIVE_IDLE_MIN_NS)
-		quiet = ADAPTIVE_IDLE_MIN_NS;
-	/* A count left by a reader killed mid-read (or garbage) stops counting after a while. */
-	if (inflight && inflight <= (1u << 30) && now_ns - last < ADAPTIVE_FG_STALE_NS)
-		return false;
-	return now_ns - last > quiet;
+	return now_ns - last > fg_quiet(r);
+}
+
+uint64_t adaptive_region_fg_opens_in(struct adaptive_region *r, uint64_t now_ns)
+{
+	uint64_t last = atomic_load_explicit(&r->fg_last_ns, memory_order_relaxed), opens;
+
+	if (!last)
+		return UINT64_MAX; /* no reads yet: nothing to wait for */
+	if (now_ns > last && fg_busy(r, last, now_ns))
+		return ADAPTIVE_BUSY_POLL_NS;
+	opens = last + fg_quiet(r) + 1;
+	return opens > now_ns ? opens - now_ns : 0;
 }
 
 uint32_t adaptive_region_piece(struct adaptive_region *r, uint32_t chunk)
@@ -268,7 +289,8 @@ static bool stepper_stale(uint64_t holder, uint64_t now_ns)
 /*
  * The try-lock. A step past its lease is taken over, whatever became of its stepper (dead,
  * stopped, stalled): the controller would otherwise stop for the whole tree, the cap's
- * lease run out and the low tier go free. No syscall: a high reader may be the caller.
+ * lease run out and the low tier go free. No syscall: a waiter at the gate may be the
+ * caller, between two checks of the foreground.
  */
 static bool take_stepper(struct adaptive_region *r, uint64_t now_ns, uint64_t id)
 {
@@ -362,6 +384,8 @@ int adaptive_region_maybe_step(struct adaptive_region *r, uint64_t now_ns, pid_t
 	if (ok)
 		publish(r, now_ns);
 	release_stepper(r, id);
+	if (ok && adaptive_region_stepped)
+		adaptive_region_stepped(now_ns);
 	return ok;
 }
 
@@ -370,22 +394,34 @@ struct gate_waiter {
 	pid_t pid, tid;
 };
 
-/*
- * A held thread's tick: step if the window ended (the coarse clock, as after a low I/O),
- * and go at full if the foreground has gone idle meanwhile.
- */
-static bool step_while_held(void *arg)
+static uint64_t coarse_ns(void)
 {
-	const struct gate_waiter *w = arg;
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	adaptive_region_maybe_step(w->r, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec,
-				   w->pid, w->tid);
-	if (!adaptive_region_fg_idle(w->r, monotonic_ns()))
-		return false;
-	atomic_fetch_add_explicit(&w->r->fast_full, 1, memory_order_relaxed);
-	return true;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * A held thread's tick, before each wait: step if the window ended (the coarse clock, as
+ * after a low I/O), go at full if the foreground has gone idle, and otherwise sleep no
+ * longer than until it would be (adaptive_region_fg_opens_in): nothing on the reader's
+ * path wakes a waiter, so the waiter keeps the time.
+ */
+static bool step_while_held(void *arg, uint64_t *hint)
+{
+	const struct gate_waiter *w = arg;
+	uint64_t now, opens;
+
+	adaptive_region_maybe_step(w->r, coarse_ns(), w->pid, w->tid);
+	now = monotonic_ns();
+	opens = adaptive_region_fg_opens_in(w->r, now);
+	if (opens == 0 && adaptive_region_fg_idle(w->r, now)) {
+		atomic_fetch_add_explicit(&w->r->fast_full, 1, memory_order_relaxed);
+		return true;
+	}
+	*hint = opens == UINT64_MAX ? 0 : opens ? opens : ADAPTIVE_BUSY_POLL_NS;
+	return false;
 }
 
 uint32_t adaptive_region_gate_enter(struct adaptive_region *r, pid_t pid, pid_t tid,
@@ -396,6 +432,11 @@ uint32_t adaptive_region_gate_enter(struct adaptive_region *r, pid_t pid, pid_t 
 
 	if (adaptive_region_bad(r))
 		return 0;
+	/*
+	 * The step first: after a quiet spell the cap's lease has lapsed, and admitting on it
+	 * would let a burst through at full until the next step renewed it.
+	 */
+	adaptive_region_maybe_step(r, coarse_ns(), pid, tid);
 	now = monotonic_ns();
 	if (!low_gate_sane(&r->gate, now)) {
 		refuse(r, "its gate's cap, count in flight or lease is out of range");

@@ -3,10 +3,13 @@
  * adaptive_region.h: the adaptive tier's shared state, one MAP_SHARED memfd mapping
  * ("iotier-adaptive") that a process tree inherits by fork: the low gate, the controller,
  * and the current window's measurements. Any thread of any process in the tree adds its
- * high reads to the window; whichever first finds the window's deadline passed runs the
- * controller (a try-lock, never a wait) and sizes the gate. A cap carries a lease, so if
- * the steps stop (every process that drove them gone) the low tier is released rather than
- * held forever.
+ * high reads to the window; the first low thread to find the window's deadline passed runs
+ * the controller (a try-lock, never a wait) and sizes the gate: before its admission, after
+ * its I/O, before each of its waits at the gate. A high thread never steps: its path is a
+ * few relaxed atomics (adaptive_region_fg_*, adaptive_region_note_read). A cap carries a
+ * lease, so if the steps stop (no low thread calls, or every process that drove them gone)
+ * the low tier is released rather than held forever; the next low call steps before it is
+ * admitted, so the lapsed lease lets no burst through.
  *
  * No process of the tree can wedge, crash or blind another through it (docs/adaptive.md,
  * "Nothing in the region can wedge a process"):
@@ -168,6 +171,15 @@ static inline void adaptive_region_fg_end(struct adaptive_region *r, uint64_t no
 bool adaptive_region_fg_idle(struct adaptive_region *r, uint64_t now_ns);
 
 /*
+ * How long from @now_ns until the foreground would be idle if no read starts meanwhile: 0
+ * when it is; ADAPTIVE_BUSY_POLL_NS while a read is in flight (its end is not known);
+ * UINT64_MAX before its first read. A held waiter sleeps no longer than this, so it goes at
+ * full within about a millisecond of the fast path opening, with no wake-up from the reader.
+ */
+#define ADAPTIVE_BUSY_POLL_NS 1000000ull /* 1 ms */
+uint64_t adaptive_region_fg_opens_in(struct adaptive_region *r, uint64_t now_ns);
+
+/*
  * The piece a low I/O may be cut to now, for a caller whose allowance is @chunk: with the
  * foreground idle, at least ADAPTIVE_FAST_PIECE (so a returning reader waits behind one
  * piece, not the rest of the call); otherwise @chunk. Reads the clock.
@@ -262,11 +274,18 @@ int adaptive_region_maybe_step(struct adaptive_region *r, uint64_t now_ns, pid_t
 extern void (*adaptive_region_mid_step)(void);
 
 /*
- * Before a low I/O: the gate's low_gate_enter (never longer than @max_wait_ns, and not at
- * all in a region found bad), except that while it waits the caller steps
- * the controller whenever the window has ended (every wait slice at most). With every low
- * thread held at the gate and the reader stopped, nothing else would step before the lease
- * ran out: each window would last a second, and a release take two of them.
+ * Called by the thread that stepped, after a step it published (the state file's refresh,
+ * preload/adaptive_hook.c). Always a low thread's call.
+ */
+extern void (*adaptive_region_stepped)(uint64_t now_ns);
+
+/*
+ * Before a low I/O: step the controller if the window has ended, then the gate's
+ * low_gate_enter (never longer than @max_wait_ns, and not at all in a region found bad),
+ * except that while it waits the caller steps the controller whenever the window has ended
+ * and goes at full once the foreground is idle, waking for it (adaptive_region_fg_opens_in)
+ * rather than at the end of a wait slice. With every low thread held at the gate, nothing
+ * else steps: high threads never do.
  */
 uint32_t adaptive_region_gate_enter(struct adaptive_region *r, pid_t pid, pid_t tid,
 				    uint64_t max_wait_ns);

@@ -2,7 +2,8 @@
 /*
  * low_gate.c: the low tier's cross-process admission gate (see low_gate.h). The count of
  * I/Os in flight moves only by compare-and-swap under the cap, and each admitted I/O records
- * its thread in a slot, so a holder that died can be found and its slot taken back. Every
+ * its thread in a slot, so a holder that died or stopped can be found and its slot taken
+ * back, and a release gives back only a slot that is still its own. Every
  * syscall goes through sys_call(): inside the shim, syscall() is our own wrapper.
  */
 #include "low_gate.h"
@@ -10,6 +11,8 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -137,7 +140,7 @@ static uint32_t claim_slot(struct low_gate *g, uint64_t id)
 		uint64_t free_slot = 0;
 
 		if (atomic_compare_exchange_strong(&g->holders[i], &free_slot, id))
-			return i + 1;
+			return low_gate_ticket(i, id);
 	}
 	atomic_fetch_sub(&g->inflight, 1);
 	return 0;
@@ -171,20 +174,35 @@ bool low_gate_sane(struct low_gate *g, uint64_t now)
 	       (!lease || lease <= now + LOW_GATE_LEASE_MAX_NS);
 }
 
-/* How long the next wait may last: a slice, and never past @until. */
-static uint64_t wait_for(struct low_gate *g, uint64_t now, uint64_t until)
+/*
+ * How long the next wait may last: a slice, never past @until, and no longer than the
+ * tick asked (@hint, 0: no wish), so a waiter wakes when the fast path would let it go.
+ */
+static uint64_t wait_for(struct low_gate *g, uint64_t now, uint64_t until, uint64_t hint)
 {
-	uint64_t slice = atomic_load(&g->wait_slice_ns);
+	uint64_t slice = atomic_load(&g->wait_slice_ns), wait;
 
 	if (!slice)
 		slice = LOW_GATE_WAIT_SLICE_NS; /* 0 would spin */
-	return until - now < slice ? until - now : slice;
+	wait = until - now < slice ? until - now : slice;
+	return hint && hint < wait ? hint : wait;
+}
+
+/* A slice since the last look (or the call's bound, if shorter): take back lost slots. */
+static void reclaim_due(struct low_gate *g, uint64_t *next, uint64_t until)
+{
+	uint64_t now = now_ns(), slice = atomic_load(&g->wait_slice_ns);
+
+	if (now < *next && now < until)
+		return;
+	low_gate_reclaim_dead(g);
+	*next = now + (slice ? slice : LOW_GATE_WAIT_SLICE_NS);
 }
 
 uint32_t low_gate_enter_ticking(struct low_gate *g, pid_t pid, pid_t tid, uint64_t max_wait_ns,
 				low_gate_tick_fn *tick, void *arg)
 {
-	uint64_t id = (uint64_t)(uint32_t)pid << 32 | (uint32_t)tid, until = 0;
+	uint64_t id = (uint64_t)(uint32_t)pid << 32 | (uint32_t)tid, until = 0, next_reclaim = 0;
 	int saved = errno;
 	uint32_t ticket = 0;
 
@@ -192,7 +210,7 @@ uint32_t low_gate_enter_ticking(struct low_gate *g, pid_t pid, pid_t tid, uint64
 		return 0; /* the common case at full: one load, errno untouched */
 	for (;;) {
 		uint32_t seen = atomic_load(&g->seq), cap = cap_now(g);
-		uint64_t now;
+		uint64_t now, hint = 0;
 
 		if (cap == LOW_GATE_UNLIMITED)
 			break;
@@ -207,17 +225,18 @@ uint32_t low_gate_enter_ticking(struct low_gate *g, pid_t pid, pid_t tid, uint64
 		if (!until) {
 			atomic_fetch_add(&g->waits, 1);
 			until = now + (max_wait_ns < UINT64_MAX - now ? max_wait_ns : UINT64_MAX - now);
+			next_reclaim = now + wait_for(g, now, until, 0);
 		}
 		if (now >= until) { /* the bound: never held longer, whatever the cap says */
 			atomic_fetch_add(&g->cut_short, 1);
 			break;
 		}
-		atomic_fetch_add(&g->waiters, 1);
-		if (!futex_wait(&g->seq, seen, wait_for(g, now, until)))
-			low_gate_reclaim_dead(g);
-		atomic_fetch_sub(&g->waiters, 1);
-		if (tick && tick(arg))
+		if (tick && tick(arg, &hint))
 			break;
+		atomic_fetch_add(&g->waiters, 1);
+		if (!futex_wait(&g->seq, seen, wait_for(g, now, until, hint)))
+			reclaim_due(g, &next_reclaim, until);
+		atomic_fetch_sub(&g->waiters, 1);
 	}
 	errno = saved;
 	return ticket;
@@ -228,10 +247,23 @@ uint32_t low_gate_enter(struct low_gate *g, pid_t pid, pid_t tid, uint64_t max_w
 	return low_gate_enter_ticking(g, pid, tid, max_wait_ns, NULL, NULL);
 }
 
-static void release_slot(struct low_gate *g, uint32_t index)
+/*
+ * Give the slot of @ticket back if it is still the ticket's: a holder whose slot a waiter
+ * took back while it was stopped (low_gate_reclaim_dead) finds another id there, or none,
+ * and leaves the slot and the count in flight alone. The same thread cannot hold the slot
+ * again meanwhile (it is still inside the I/O the ticket admitted), so the id compared is
+ * the holder's own or another's, never an older admission of its own.
+ */
+static bool release_slot(struct low_gate *g, uint32_t ticket)
 {
-	atomic_store(&g->holders[index], 0);
+	_Atomic uint64_t *slot = &g->holders[(ticket & LOW_GATE_TICKET_SLOT) - 1];
+	uint64_t id = atomic_load(slot);
+
+	if (!id || low_gate_ticket((ticket & LOW_GATE_TICKET_SLOT) - 1, id) != ticket ||
+	    !atomic_compare_exchange_strong(slot, &id, 0))
+		return false;
 	atomic_fetch_sub(&g->inflight, 1);
+	return true;
 }
 
 void low_gate_exit(struct low_gate *g, uint32_t ticket, uint64_t bytes)
@@ -240,16 +272,15 @@ void low_gate_exit(struct low_gate *g, uint32_t ticket, uint64_t bytes)
 
 	if (bytes)
 		atomic_fetch_add(&g->bytes, bytes);
-	if (ticket && ticket <= LOW_GATE_HOLDERS) {
-		release_slot(g, ticket - 1);
+	if ((ticket & LOW_GATE_TICKET_SLOT) && (ticket & LOW_GATE_TICKET_SLOT) <= LOW_GATE_HOLDERS &&
+	    release_slot(g, ticket))
 		bump_and_wake(g, 1);
-	}
 	errno = saved;
 }
 
 /*
- * tgkill with signal 0 asks whether a thread exists. A zombie still does: a dead child's
- * slots come back once its parent has reaped it.
+ * tgkill with signal 0 asks whether a thread exists. A zombie still does: its slot is
+ * taken back by the state check below (low_gate_holder_stopped), or once it is reaped.
  */
 bool low_gate_holder_dead(uint64_t id)
 {
@@ -261,6 +292,42 @@ bool low_gate_holder_dead(uint64_t id)
 	return dead;
 }
 
+/*
+ * The state letter of /proc/PID/task/TID/stat: the field after the command's last ')'
+ * (a command may hold ')' itself). 0 when it cannot be read. Raw syscalls: inside the shim,
+ * open and read are our own wrappers.
+ */
+static char holder_state(uint64_t id)
+{
+	char path[64], text[512];
+	const char *p = NULL;
+	long fd, n;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/stat", (unsigned)(id >> 32),
+		 (unsigned)(id & 0xffffffffu));
+	fd = sys_call(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = sys_call(SYS_read, (int)fd, text, sizeof(text) - 1);
+	sys_call(SYS_close, (int)fd);
+	if (n <= 0)
+		return 0;
+	text[n] = '\0';
+	for (const char *q = text; (q = strchr(q, ')')); q++)
+		p = q;
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+bool low_gate_holder_stopped(uint64_t id)
+{
+	int saved = errno;
+	char state = holder_state(id);
+
+	errno = saved;
+	/* T: SIGSTOP or job control; t: a tracer's stop; Z, X: exited, not yet reaped. */
+	return state == 'T' || state == 't' || state == 'Z' || state == 'X';
+}
+
 unsigned low_gate_reclaim_dead(struct low_gate *g)
 {
 	unsigned n = 0;
@@ -269,7 +336,7 @@ unsigned low_gate_reclaim_dead(struct low_gate *g)
 	for (uint32_t i = 0; i < LOW_GATE_HOLDERS; i++) {
 		uint64_t id = atomic_load(&g->holders[i]);
 
-		if (!id || !low_gate_holder_dead(id) ||
+		if (!id || (!low_gate_holder_dead(id) && !low_gate_holder_stopped(id)) ||
 		    !atomic_compare_exchange_strong(&g->holders[i], &id, 0))
 			continue;
 		atomic_fetch_sub(&g->inflight, 1);

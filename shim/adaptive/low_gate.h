@@ -5,8 +5,11 @@
  * in one shared mapping, inherited by fork, so one cap governs a whole process tree
  * (PostgreSQL's autovacuum workers). Waiting is a futex on that mapping. It cannot wedge:
  * every wait has a bound of the caller's (IOTIER_GATE_WAIT), after which the call goes
- * without a slot; a waiter wakes every wait slice (LOW_GATE_WAIT_SLICE_NS) to take back the
- * slots of holders that died; a cap whose lease ran out (the controller stopped updating it)
+ * without a slot; a waiter takes back, every wait slice (LOW_GATE_WAIT_SLICE_NS) or at its
+ * bound if that comes first, the slots of holders that died, exited unreaped, or are
+ * stopped (SIGSTOP, a tracer): a stopped thread has no I/O of its slot on the device, and
+ * when it resumes its release finds the slot no longer its own and leaves the count alone
+ * (the ticket names the holder); a cap whose lease ran out (the controller stopped updating it)
  * counts as no cap; and a thread that already holds a slot (a signal handler's I/O inside an
  * I/O) passes through. The mapping is a sealed memfd: no process can shrink it under the
  * others (a SIGBUS on their next access). High-tier threads never call it.
@@ -70,12 +73,13 @@ void low_gate_set_cap(struct low_gate *g, uint32_t cap, uint64_t lease_ns);
 uint32_t low_gate_enter(struct low_gate *g, pid_t pid, pid_t tid, uint64_t max_wait_ns);
 
 /*
- * low_gate_enter, calling @tick(@arg) after every wait (a wake-up or a wait slice): a held
- * tier's waiters are the only threads left to run the controller when the reader stops.
- * A tick that returns true ends the wait: the call goes without a slot (the fast path's
- * "the foreground is idle").
+ * low_gate_enter, calling @tick(@arg, &hint) before every wait: a held tier's waiters are
+ * the only threads left to run the controller when the reader stops. A tick that returns
+ * true ends the wait: the call goes without a slot (the fast path's "the foreground is
+ * idle"); one that sets *hint (ns) makes the next wait no longer than that, so that the
+ * waiter looks again when the fast path would open, not a slice later.
  */
-typedef bool low_gate_tick_fn(void *arg);
+typedef bool low_gate_tick_fn(void *arg, uint64_t *hint);
 uint32_t low_gate_enter_ticking(struct low_gate *g, pid_t pid, pid_t tid, uint64_t max_wait_ns,
 				low_gate_tick_fn *tick, void *arg);
 
@@ -85,13 +89,35 @@ uint32_t low_gate_enter_ticking(struct low_gate *g, pid_t pid, pid_t tid, uint64
  */
 bool low_gate_sane(struct low_gate *g, uint64_t now_ns);
 
-/* After it: release @ticket and count @bytes done (a failed I/O reports 0). Keeps errno. */
+/*
+ * A ticket: the slot's index + 1 in its low 7 bits, a hash of its holder's id above, so
+ * that a release finds whether the slot is still its own (never 0, never UINT32_MAX). Two
+ * holders whose hashes agree (1 in 2^25) after a take-back: the resumed one frees the new
+ * holder's slot early, the cap over by one for the rest of that I/O.
+ */
+#define LOW_GATE_TICKET_SLOT 0x7fu
+static inline uint32_t low_gate_ticket(uint32_t index, uint64_t id)
+{
+	return (uint32_t)((id * 0x9e3779b97f4a7c15ull) >> 39) << 7 | (index + 1);
+}
+
+/*
+ * After it: release @ticket and count @bytes done (a failed I/O reports 0); a slot taken
+ * back meanwhile is left as it is. Keeps errno.
+ */
 void low_gate_exit(struct low_gate *g, uint32_t ticket, uint64_t bytes);
 
-/* Take back the slots of holders that no longer exist (a reaped process, an ended thread). */
+/*
+ * Take back the slots of holders that cannot be doing their I/O: gone (a reaped process, an
+ * ended thread), exited and not reaped, or stopped. A /proc read per live holder: called by
+ * waiters only, every wait slice.
+ */
 unsigned low_gate_reclaim_dead(struct low_gate *g);
 
 /* Is the thread @id (pid << 32 | tid) gone? A zombie is not. errno is kept. */
 bool low_gate_holder_dead(uint64_t id);
+
+/* Is it stopped (SIGSTOP, a tracer) or a zombie, by /proc/PID/task/TID/stat? errno kept. */
+bool low_gate_holder_stopped(uint64_t id);
 
 #endif

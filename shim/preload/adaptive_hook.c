@@ -4,7 +4,9 @@
  * thread's synchronous reads timed into the window, a low thread's I/O through the gate
  * and the splitter, and the gate's side of the writeback push and of async submissions.
  * A low write to a file the foreground writes or syncs passes ungated (file_shared), and
- * urgent threads (IOTIER_URGENT) are neither timed nor gated.
+ * urgent threads (IOTIER_URGENT) are neither timed nor gated. Only low threads step the
+ * controller and refresh the state file (maybe_step, publish_after_step): a high read pays
+ * the timing's clock reads and a few relaxed atomics, nothing else.
  */
 #include "adaptive_hook.h"
 
@@ -52,6 +54,24 @@ static uint64_t coarse_now_ns(void)
 	return clock_ns(CLOCK_MONOTONIC_COARSE);
 }
 
+/* When this process's state file next shows the controller's decisions. */
+static _Atomic uint64_t next_publish_ns;
+
+/*
+ * After a step this process ran (adaptive_region_stepped; always a low thread, at the gate
+ * or after its I/O): the exporter's view of the controller, a second stale at most while
+ * low threads call. With none calling, nothing steps and the view is the last step's; its
+ * adaptive_windows count then stands still.
+ */
+static void publish_after_step(uint64_t now)
+{
+	if (now < atomic_load_explicit(&next_publish_ns, memory_order_relaxed))
+		return;
+	atomic_store_explicit(&next_publish_ns, now + STATE_FILE_ADAPTIVE_EVERY_NS,
+			      memory_order_relaxed);
+	state_file_publish();
+}
+
 void adaptive_hook_init(void)
 {
 	struct adaptive_params p;
@@ -68,10 +88,8 @@ void adaptive_hook_init(void)
 	}
 	/* Inherited or our own, this process's state file shows the tree's controller. */
 	state_file_show_adaptive(adaptive_on);
+	adaptive_region_stepped = publish_after_step;
 }
-
-/* When this process's state file next shows the controller's decisions. */
-static _Atomic uint64_t next_publish_ns;
 
 /* No FNM_PATHNAME, as for drop-behind: '*' crosses '/', so '*' + '/LOG' is any DB's log. */
 void adaptive_hook_opened(int fd, const char *path, bool writable)
@@ -84,7 +102,11 @@ void adaptive_hook_opened(int fd, const char *path, bool writable)
 	}
 }
 
-/* Run the controller if the window ended; errno as it was. */
+/*
+ * Run the controller if the window ended; errno as it was. Low threads only (after a low
+ * I/O, before a low call, after an async submission); the step refreshes the state file
+ * through publish_after_step.
+ */
 static void maybe_step(uint64_t now)
 {
 	int saved;
@@ -92,13 +114,7 @@ static void maybe_step(uint64_t now)
 	if (likely(!adaptive_region_due(adaptive_on, now)))
 		return;
 	saved = errno;
-	if (adaptive_region_maybe_step(adaptive_on, now, sys_getpid(), adaptive_self_tid()) &&
-	    now >= atomic_load_explicit(&next_publish_ns, memory_order_relaxed)) {
-		/* The exporter's view of the controller; a second stale at most. */
-		atomic_store_explicit(&next_publish_ns, now + STATE_FILE_ADAPTIVE_EVERY_NS,
-				      memory_order_relaxed);
-		state_file_publish();
-	}
+	adaptive_region_maybe_step(adaptive_on, now, sys_getpid(), adaptive_self_tid());
 	errno = saved;
 }
 
@@ -394,10 +410,13 @@ static __attribute__((noinline)) ssize_t low_io_large(struct low_call *call, cha
 
 static ssize_t low_io(struct low_call *call, char *buf, size_t n, off_t off)
 {
-	/* unchecked, as a filter only: whatever it says, a cut call asks piece_allowance */
-	uint32_t chunk = atomic_load_explicit(&adaptive_on->chunk, memory_order_relaxed);
-	uint32_t kind = call->kind = kind_of(call->fd);
+	uint32_t kind = call->kind = kind_of(call->fd), chunk;
 	ssize_t ret;
+
+	/* Before the allowance is read: a lapsed lease must not let this call go whole. */
+	maybe_step(coarse_now_ns());
+	/* unchecked, as a filter only: whatever it says, a cut call asks piece_allowance */
+	chunk = atomic_load_explicit(&adaptive_on->chunk, memory_order_relaxed);
 
 	/* A write to a file the foreground writes too (a WAL): whole, never held. */
 	if (unlikely(op_writes(call->op) && file_shared(call->fd, kind))) {
@@ -480,7 +499,7 @@ void adaptive_read_end(struct adaptive_timing t, ssize_t ret)
 	} else {
 		adaptive_region_fg_end(adaptive_on, 0);
 	}
-	maybe_step(end);
+	/* No step here: the foreground's path is these atomics (low threads step). */
 }
 
 ssize_t adaptive_pread(int fd, void *buf, size_t n, off_t off)
@@ -518,5 +537,6 @@ void adaptive_async_pass(void)
 void adaptive_async_submitted(uint64_t bytes)
 {
 	low_gate_exit(&adaptive_on->gate, 0, bytes);
-	maybe_step(coarse_now_ns());
+	if (self_is_gated()) /* not an urgent thread's: it is neither signal nor gated */
+		maybe_step(coarse_now_ns());
 }

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "low_paths.h"
 #include "adaptive/adaptive_region.h"
 #include "core/log.h"
 #include "core/sys.h"
@@ -49,10 +50,20 @@ static void keep_fd(int fd)
  * Test-only: IOTIER_TEST_STEP makes this process's first controller step end inside itself,
  * the controller half written and the seqlock odd: "exit" leaves as if killed there
  * (status ADAPTIVE_TEST_STEP_EXIT), "stop" stops the process with SIGSTOP as a debugger
- * would (SIGCONT resumes it). For tests/adaptive/stepper-test.c only; not a setting.
+ * would (SIGCONT resumes it). "no-high" watches instead: a step run by a thread the gate
+ * does not hold (the foreground, an urgent thread) ends the process with status
+ * ADAPTIVE_TEST_STEP_HIGH. For tests/adaptive/region-test.c and stepper-test.c only; not a
+ * setting.
  */
 #define ADAPTIVE_TEST_STEP_ENV "IOTIER_TEST_STEP"
 #define ADAPTIVE_TEST_STEP_EXIT 70
+#define ADAPTIVE_TEST_STEP_HIGH 71
+
+static void mid_step_no_high(void)
+{
+	if (!self_is_gated())
+		sys_call(SYS_exit_group, ADAPTIVE_TEST_STEP_HIGH);
+}
 
 static void mid_step_exit(void)
 {
@@ -75,6 +86,8 @@ static void test_hooks(void)
 		adaptive_region_mid_step = mid_step_exit;
 	else if (mode && !strcmp(mode, "stop"))
 		adaptive_region_mid_step = mid_step_stop;
+	else if (mode && !strcmp(mode, "no-high"))
+		adaptive_region_mid_step = mid_step_no_high;
 }
 
 /* IOTIER_ADAPTIVE_FD's value as a descriptor number; -1 if it is not one. */

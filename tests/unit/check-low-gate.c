@@ -2,7 +2,8 @@
 /*
  * check-low-gate.c: unit tests of the low tier's cross-process gate: the cap is never
  * exceeded by racing threads, a forked child blocks while the low tier is held and goes
- * once the cap opens (woken, not by the wait slice running out), a dead holder's slot is taken back (and a live one's is not), an
+ * once the cap opens (woken, not by the wait slice running out), a dead or stopped holder's
+ * slot is taken back (and a live one's is not; a resumed one's release changes nothing), an
  * expired lease lifts the cap, and a thread's nested I/O does not wait for itself. Every
  * wait is on a state (a counter, a pipe byte), never on a sleep's length, except in the
  * one test of the wait's own bound (a call held at most that long, then let through).
@@ -12,6 +13,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -177,6 +179,49 @@ START_TEST(test_dead_holder_reclaimed)
 	ck_assert_uint_eq(atomic_load(&g->inflight), 1);
 	low_gate_exit(g, ticket, 0);
 	ck_assert_uint_eq(atomic_load(&g->inflight), 0);
+}
+END_TEST
+
+/*
+ * A holder stopped (SIGSTOP) with its slot is taken back by a waiter, and once resumed its
+ * release leaves the slot and the count in flight alone: the slot is no longer its own.
+ */
+START_TEST(test_stopped_holder_reclaimed)
+{
+	int to_parent[2], status;
+	uint32_t ticket, own;
+	pid_t child;
+
+	ck_assert_int_eq(pipe(to_parent), 0);
+	low_gate_set_cap(g, 1, 0);
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		uint32_t t = low_gate_enter(g, getpid(), self_tid(), UINT64_MAX);
+
+		if (write(to_parent[1], "h", 1) != 1)
+			_exit(3);
+		raise(SIGSTOP);
+		low_gate_exit(g, t, 0); /* taken back while stopped: must change nothing */
+		_exit(t ? 0 : 2);
+	}
+	ck_assert_int_eq(read_byte(to_parent[0]), 'h');
+	ck_assert_int_eq(waitpid(child, &status, WUNTRACED), child);
+	ck_assert(WIFSTOPPED(status));
+	/* Waits one slice, finds the stopped holder, goes; not at the bound, without a slot. */
+	ticket = low_gate_enter(g, getpid(), self_tid(), 2000000000ull);
+	ck_assert_uint_ne(ticket, 0);
+	ck_assert_uint_eq(atomic_load(&g->reclaimed), 1);
+	own = ticket;
+	ck_assert_int_eq(kill(child, SIGCONT), 0);
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	ck_assert_uint_eq(atomic_load(&g->inflight), 1); /* ours, still */
+	low_gate_exit(g, own, 0);
+	ck_assert_uint_eq(atomic_load(&g->inflight), 0);
+	close(to_parent[0]);
+	close(to_parent[1]);
 }
 END_TEST
 
@@ -372,6 +417,7 @@ int main(void)
 	tcase_add_test(tc, test_expired_lease_lifts_cap);
 	tcase_add_test(tc, test_fork_child_held_then_released);
 	tcase_add_test(tc, test_dead_holder_reclaimed);
+	tcase_add_test(tc, test_stopped_holder_reclaimed);
 	tcase_add_test(tc, test_cap_holds_under_races);
 	tcase_add_test(tc, test_cap_holds_across_processes);
 	tcase_add_test(tc, test_wait_bounded);
