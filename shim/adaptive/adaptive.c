@@ -5,10 +5,10 @@
  * cut the low tier's bytes in flight in half on a miss, climb back one step at a time after
  * several good windows, and climb back slower still to a level that has missed before. Two
  * things iolatency does not need: a relative target re-measures its baseline by holding the
- * low tier briefly, and a floor rate and a debt signal can overrule the target, because a
- * database whose compaction starves stalls its own writes. The fast path (per request, in
- * adaptive_region.h) applies this loop's allowance only while the foreground is active. Its
- * design follows; how to use it is docs/adaptive.md.
+ * low tier briefly, and a floor rate, the database's L0 and a debt signal can overrule the
+ * target, because a database whose compaction starves stalls its own writes. The fast path
+ * (per request, in adaptive_region.h) applies this loop's allowance only while the
+ * foreground is active. Its design follows; how to use it is docs/adaptive.md.
  */
 
 /*
@@ -21,7 +21,8 @@
  * passed, whichever thread finds it so steps this controller, which is pure arithmetic: no
  * clock, no syscall, no lock; the caller hands it one window at a time (the high tier's read
  * latencies in bpf/hist.h's buckets, the bytes the low tier moved, how many low I/Os the
- * limits held back, a debt flag) and reads back two numbers: a cap on the low tier's I/Os in
+ * limits held back, a debt flag, the database's L0 and its trigger, urgent threads' I/O
+ * calls) and reads back two numbers: a cap on the low tier's I/Os in
  * flight (0 = held) for the gate (low_gate.c), and a chunk size for the splitter
  * (split_io.c) and the writeback push. Every low thread's I/O passes the gate; high threads
  * never touch it.
@@ -135,14 +136,14 @@
  *    Without both L0 and T (no log, a program that is not RocksDB, a log opened after its
  *    options were written) there is no L0 floor: the rate floor and the alarm only.
  *  - Debt, the alarm and the last resort (debt_log.c reads RocksDB's LOG for "Stalling
- *    writes" / "Stopping writes" lines, held up 2 s after the last one, since RocksDB
- *    writes none while it stays stopped and none when it resumes): a window with debt is
- *    not judged. A slowdown climbs one level a
- *    window (held to full in 12 windows, about 1.2 s, the reader keeping most of its
- *    protection while the level the database needs is found); a stop, where every write
- *    waits, goes straight to full. The first miss after the debt returns to one level above
- *    where the debt began: that level was too little for the database, and stepping down
- *    one level a window from full would cost the reader a missed window per level.
+ *    writes" / "Stopping writes" lines, held up 2 s after the last one, since RocksDB writes
+ *    none while it stays stopped and none when it resumes): a window with debt is not judged.
+ *    A slowdown climbs one level a window (held to full in 12 windows, about 1.2 s, the
+ *    reader keeping most of its protection while the level the database needs is found); a
+ *    stop, where every write waits, goes straight to full. The first miss after the debt
+ *    returns to one level above where the debt began: that level was too little for the
+ *    database, and stepping down one level a window from full would cost the reader a missed
+ *    window per level.
  *
  * The gate (low_gate.c). Admission is a compare-and-swap on the count in flight under the
  * cap; each admitted I/O records pid << 32 | tid in one of LOW_GATE_HOLDERS (64) slots, so
@@ -483,8 +484,10 @@ static void cut(struct adaptive *c)
 
 	c->misses++;
 	if (c->l0_floor && c->level <= c->l0_floor) {
-		/* The database needs this level: the target cannot take it, and a miss here
-		   is no level to avoid later (it says nothing about the reader's need). */
+		/*
+		 * The database needs this level: the target cannot take it, and a miss here
+		 * is no level to avoid later (it says nothing about the reader's need).
+		 */
 		c->l0_lifts++;
 		reset_streak(c);
 		return;

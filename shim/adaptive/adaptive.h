@@ -96,7 +96,8 @@ struct adaptive {
 	uint64_t streak_reads, streak_excess; /* summed over the good streak, judged together */
 	uint32_t miss_level;        /* last level that missed; climbing to it needs hysteresis */
 	uint32_t backoff;           /* how many times longer that climb takes */
-	uint32_t resume_level;      /* the level before an idle release, to return to on a miss */
+	uint32_t resume_level;      /* the level before an idle release or an L0 floor's lift,
+				       to return to on a miss */
 	uint32_t run_level;         /* the level to restore after a probe */
 	uint32_t debt_level;        /* the level when the current debt began; UINT32_MAX: none */
 	uint32_t l0_floor;          /* the level the database's L0 needs (adaptive_l0_floor): the
