@@ -5,10 +5,10 @@
  * cut the low tier's bytes in flight in half on a miss, climb back one step at a time after
  * several good windows, and climb back slower still to a level that has missed before. Two
  * things iolatency does not need: a relative target re-measures its baseline by holding the
- * low tier briefly, and a floor rate and a debt signal can overrule the target, because a
- * database whose compaction starves stalls its own writes. The fast path (per request, in
- * adaptive_region.h) applies this loop's allowance only while the foreground is active. Its
- * design follows; how to use it is docs/adaptive.md.
+ * low tier briefly, and a floor rate, the database's L0 and a debt signal can overrule the
+ * target, because a database whose compaction starves stalls its own writes. The fast path
+ * (per request, in adaptive_region.h) applies this loop's allowance only while the
+ * foreground is active. Its design follows; how to use it is docs/adaptive.md.
  */
 
 /*
@@ -23,7 +23,8 @@
  * atomics) steps this controller, which is pure arithmetic: no
  * clock, no syscall, no lock; the caller hands it one window at a time (the high tier's read
  * latencies in bpf/hist.h's buckets, the bytes the low tier moved, how many low I/Os the
- * limits held back, a debt flag) and reads back two numbers: a cap on the low tier's I/Os in
+ * limits held back, a debt flag, the database's L0 and its trigger, urgent threads' I/O
+ * calls) and reads back two numbers: a cap on the low tier's I/Os in
  * flight (0 = held) for the gate (low_gate.c), and a chunk size for the splitter
  * (split_io.c) and the writeback push. Every low thread's I/O passes the gate; high threads
  * never touch it.
@@ -86,36 +87,65 @@
  *    the reader's first read back; the first window with reads returns to that level before
  *    it is judged, so a miss there cuts one below it (unrelease).
  *
- * Baseline, for a relative target (start_probe, finish_probe). The bound is a multiple of
- * the same percentile measured with the low tier held: a probe holds it for 50 ms of drain
- * (reads still queued behind its last I/Os are not "alone") and 250 ms of measure, extended
- * up to 1 s for a slow reader; every 30 s (the unloaded latency drifts slowly; 300 ms in 30 s
- * is 1% of the time held), 5 s after a probe with too few reads, the first 3 probes 2 s
- * apart so that a median exists at once. The baseline is the median of the last 5 probes:
+ * Baseline, for a relative target (start_probe, finish_probe). The bound is a multiple of the
+ * same percentile measured with the low tier held: a probe holds it for 50 ms of drain (reads
+ * still queued behind its last I/Os are not "alone") and 250 ms of measure, extended half a
+ * measure at a time up to 1 s until it has max(200, 2 / (1 - percentile)) reads
+ * (probe_min_reads): from fewer, a p99 is the maximum (it took 32, and one slow read was the
+ * baseline). A probe during which an urgent thread (IOTIER_URGENT: RocksDB's flush) did any
+ * I/O call is void, in its drain or its measure: the flush's writes were on the device while
+ * the low tier was held, so the reads were not alone (the region counts urgent threads'
+ * calls, adaptive_region_note_urgent); it is retried 5 s later. Probes come every 30 s (the
+ * unloaded latency drifts slowly; 300 ms in 30 s is 1% of the time held); after a probe with
+ * too few reads 5 s later, doubled for each such probe in a row up to 30 s (short_retry_ns: a
+ * reader too slow for a baseline would have the tier held 1 s in every 6); the first 3 probes
+ * 2 s apart so that a median exists at once. The baseline is the median of the last 5 probes:
  * one noisy probe, high or lucky, does not move it, a lasting change does once it is most of
  * them; the minimum would follow every lucky probe down and make the target stricter than
  * asked. Slow reads that are not the low tier's fault (an outside load) are over the target
- * even when it is held, and holding more cannot remove them: each probe counts its reads
- * over the target, and pooled over the recent probes (leaving out any whose baseline was
- * over twice the median) they give alone_permille, which a window must exceed by the
- * allowance to miss. Until a baseline exists a relative target judges nothing and the tier
- * runs at full; a probe starts at the first window with reads, never while the reader is
- * idle or the debt is up, and debt ends a probe under way.
+ * even when it is held, and holding more cannot remove them: each probe counts its reads over
+ * the target, and pooled over the recent probes (leaving out any whose baseline was over
+ * twice the median) they give alone_permille, which a window must exceed by the allowance to
+ * miss. Until a baseline exists a relative target judges nothing and the tier runs at full; a
+ * probe starts at the first window with reads, never while the reader is idle, the debt is up
+ * or the L0 floor is full, and either ends a probe under way.
  *
- * Floor and debt: the database must not stall (judge_reads, judge_debt). A low tier held for
- * the reader's sake can cause a worse outage, the database throttling its own writes.
+ * Floor and debt: the database must not stall (judge_reads, apply_l0_floor, judge_debt). A
+ * low tier held for the reader's sake can cause a worse outage, the database throttling its
+ * own writes.
  *  - Floor (--low-min-rate): when the low tier was held back in a window and moved less
  *    than the floor, climb one level whatever the latency; refuse a cut that would halve a
  *    rate already under twice the floor; never hold (level 0) while a floor is set. The
  *    floor wins over the target; probes still hold.
- *  - Debt (debt_log.c reads RocksDB's LOG for "Stalling writes" / "Stopping writes" lines,
- *    held up 2 s after the last one, since RocksDB writes none while it stays stopped and
- *    none when it resumes): a window with debt is not judged. A slowdown climbs one level a
- *    window (held to full in 12 windows, about 1.2 s, the reader keeping most of its
- *    protection while the level the database needs is found); a stop, where every write
- *    waits, goes straight to full. The first miss after the debt returns to one level above
- *    where the debt began: that level was too little for the database, and stepping down
- *    one level a window from full would cost the reader a missed window per level.
+ *  - L0 floor (adaptive_l0_floor, apply_l0_floor): debt_log.c reads L0 from the lsm_state of
+ *    RocksDB's flush and compaction events and the triggers from the options it prints at
+ *    open; T is the smaller of level0_slowdown_writes_trigger and _stop_. The floor is a
+ *    level: none up to L0 = T/2, then rising by equal steps of level to full at T - 1, one
+ *    file short of the slowdown. The curve: a level doubles the bytes in flight, so equal
+ *    steps of level are a geometric ramp of bandwidth; the first files past half cost the
+ *    reader little (16-64 KiB pieces one at a time), the last before the trigger give the
+ *    compaction the whole device, what it has untagged (T = 20: 1.3 levels a file). From
+ *    half, because RocksDB compacts L0 from 4 files (level0_file_num_compaction_trigger):
+ *    below T/2 the compaction keeps up on the target's share or L0 is a passing burst, and
+ *    half the way is left to react in, one file per flush. Each step applies it at once
+ *    (not when a slow reader's window is judged): the level, and a release's allowance,
+ *    rise to it. A cut at or under it is refused and is no miss_level to back off from (it
+ *    says nothing of the reader's need), and a cut never goes under it, so the target and
+ *    the floor do not take turns: the level sits on the floor while the target wants less,
+ *    and moves with L0, by a file per flush or compaction, seconds apart. When L0 falls, the
+ *    first miss returns to the level the target held before the floor lifted it, not one
+ *    level a window down. No probe starts, and one under way ends, while the floor is full.
+ *    Without both L0 and T (no log, a program that is not RocksDB, a log opened after its
+ *    options were written) there is no L0 floor: the rate floor and the alarm only.
+ *  - Debt, the alarm and the last resort (debt_log.c reads RocksDB's LOG for "Stalling
+ *    writes" / "Stopping writes" lines, held up 2 s after the last one, since RocksDB writes
+ *    none while it stays stopped and none when it resumes): a window with debt is not judged.
+ *    A slowdown climbs one level a window (held to full in 12 windows, about 1.2 s, the
+ *    reader keeping most of its protection while the level the database needs is found); a
+ *    stop, where every write waits, goes straight to full. The first miss after the debt
+ *    returns to one level above where the debt began: that level was too little for the
+ *    database, and stepping down one level a window from full would cost the reader a missed
+ *    window per level.
  *
  * The gate (low_gate.c). Admission is a compare-and-swap on the count in flight under the
  * cap; each admitted I/O records pid << 32 | tid in one of LOW_GATE_HOLDERS (64) slots, so
@@ -204,6 +234,7 @@ void adaptive_params_default(struct adaptive_params *p)
 	p->probe_measure_ns = 250000000; /* 250 ms: 300 ms held in all */
 	p->probe_retry_ns = 5 * NS_PER_SEC;
 	p->probe_warmup_ns = 2 * NS_PER_SEC;
+	p->probe_min_reads = 200;        /* a p99 from fewer is a maximum */
 }
 
 void adaptive_level_limits(uint32_t level, uint32_t *cap, uint32_t *chunk)
@@ -249,6 +280,47 @@ static void unrelease(struct adaptive *c)
 	set_level(c, level <= ADAPTIVE_LEVEL_FULL ? level : c->level);
 }
 
+uint32_t adaptive_l0_floor(uint32_t l0_files, uint32_t trigger)
+{
+	uint64_t from = trigger / 2, full = trigger ? trigger - 1 : 0, step;
+
+	if (!trigger || l0_files <= from)
+		return 0;
+	if (l0_files >= full)
+		return ADAPTIVE_LEVEL_FULL;
+	/* Rounded up: the first file past half already lifts the floor by a level. */
+	step = (ADAPTIVE_LEVEL_FULL * (l0_files - from) + (full - from) - 1) / (full - from);
+	return step < ADAPTIVE_LEVEL_FULL ? (uint32_t)step : ADAPTIVE_LEVEL_FULL - 1;
+}
+
+/* @level, or the L0 floor if that is higher. */
+static uint32_t floored(const struct adaptive *c, uint32_t level)
+{
+	return level < c->l0_floor ? c->l0_floor : level;
+}
+
+/*
+ * The L0 floor rose over the level: lift it there now. A released tier keeps showing full
+ * and lifts the allowance it resumes at instead. The level the target had reached is kept
+ * as where a miss returns to, once the floor has come down again.
+ */
+static void apply_l0_floor(struct adaptive *c)
+{
+	if (c->released) {
+		if (c->resume_level <= ADAPTIVE_LEVEL_FULL && c->resume_level < c->l0_floor) {
+			c->resume_level = c->l0_floor;
+			set_level(c, c->level);
+		}
+		return;
+	}
+	if (c->level >= c->l0_floor)
+		return;
+	c->l0_lifts++;
+	if (c->resume_level == NONE)
+		c->resume_level = c->level;
+	set_level(c, c->l0_floor);
+}
+
 static uint64_t window_len(const struct adaptive *c)
 {
 	uint64_t len = c->target_ns * c->p.window_mult;
@@ -265,6 +337,14 @@ static uint64_t min_samples(const struct adaptive *c)
 	uint64_t n = 2000 / (1000 - c->target.permille);
 
 	return n > c->p.min_samples ? n : c->p.min_samples;
+}
+
+/* A baseline's reads: 2 / (1 - percentile) as for a window, and never under 200. */
+static uint64_t probe_min_reads(const struct adaptive *c)
+{
+	uint64_t n = min_samples(c);
+
+	return n > c->p.probe_min_reads ? n : c->p.probe_min_reads;
 }
 
 static void start_window(struct adaptive *c, uint64_t now_ns, uint64_t len)
@@ -294,6 +374,7 @@ static void accumulate(struct adaptive_window *acc, const struct adaptive_window
 		acc->hist[i] += w->hist[i];
 	acc->low_bytes += w->low_bytes;
 	acc->low_limited += w->low_limited;
+	acc->urgent_ios += w->urgent_ios;
 	if (w->debt > acc->debt)
 		acc->debt = w->debt; /* the worst of the window */
 }
@@ -353,26 +434,51 @@ static void start_probe(struct adaptive *c, uint64_t now_ns)
 	start_window(c, now_ns, c->p.probe_drain_ns);
 }
 
+/*
+ * Back to the run after a probe, at the level before it (or the L0 floor), and the next
+ * probe in @after_ns.
+ */
+static void end_probe(struct adaptive *c, uint64_t now_ns, uint64_t after_ns)
+{
+	set_level(c, floored(c, c->run_level));
+	c->phase = PHASE_RUN;
+	c->next_probe_ns = now_ns + after_ns;
+	start_window(c, now_ns, window_len(c));
+}
+
+/*
+ * A probe with too few reads: again in probe_retry_ns, doubled after each such probe in a
+ * row up to probe_every_ns, so that a reader too slow for a baseline does not get the low
+ * tier held a second every 5 s.
+ */
+static uint64_t short_retry_ns(struct adaptive *c)
+{
+	uint64_t after = c->p.probe_retry_ns;
+
+	for (uint32_t i = 0; i < c->short_probes && after < c->p.probe_every_ns; i++)
+		after *= 2;
+	c->short_probes++;
+	return after < c->p.probe_every_ns ? after : c->p.probe_every_ns;
+}
+
 static void finish_probe(struct adaptive *c, uint64_t now_ns)
 {
 	const uint32_t *hist = c->pending.hist;
 	uint64_t reads = adaptive_hist_count(hist);
 
-	if (reads >= c->p.min_samples) {
+	if (reads >= probe_min_reads(c)) {
 		push_recent(c->baselines, adaptive_hist_percentile(hist, c->target.permille));
 		c->baseline_ns = median_of(c->baselines);
 		c->target_ns = c->baseline_ns * c->target.factor_milli / 1000;
 		push_recent(c->probe_reads, reads);
 		push_recent(c->probe_over, adaptive_hist_over(hist, c->target_ns));
 		c->alone_permille = alone_over_permille(c);
-		c->next_probe_ns = now_ns + (++c->valid_probes < ADAPTIVE_WARMUP_PROBES ?
-					     c->p.probe_warmup_ns : c->p.probe_every_ns);
+		c->short_probes = 0;
+		end_probe(c, now_ns, ++c->valid_probes < ADAPTIVE_WARMUP_PROBES ?
+			  c->p.probe_warmup_ns : c->p.probe_every_ns);
 	} else {
-		c->next_probe_ns = now_ns + c->p.probe_retry_ns;
+		end_probe(c, now_ns, short_retry_ns(c));
 	}
-	set_level(c, c->run_level);
-	c->phase = PHASE_RUN;
-	start_window(c, now_ns, window_len(c));
 }
 
 static void reset_streak(struct adaptive *c)
@@ -387,11 +493,22 @@ static void cut(struct adaptive *c)
 	uint32_t next = c->level ? c->level - 1 : 0;
 
 	c->misses++;
+	if (c->l0_floor && c->level <= c->l0_floor) {
+		/*
+		 * The database needs this level: the target cannot take it, and a miss here
+		 * is no level to avoid later (it says nothing about the reader's need).
+		 */
+		c->l0_lifts++;
+		reset_streak(c);
+		return;
+	}
 	if (c->resume_level != NONE && c->resume_level < next)
 		next = c->resume_level;
-	c->resume_level = NONE;
+	if (next >= c->l0_floor)
+		c->resume_level = NONE; /* reached; under the floor, kept for when it falls */
 	if (c->p.floor_rate && next == 0)
 		next = 1; /* with a floor the low tier is never held */
+	next = floored(c, next);
 	if (c->miss_level == c->level)
 		c->backoff = c->backoff * 2 > c->p.backoff_max ? c->p.backoff_max : c->backoff * 2;
 	else
@@ -516,7 +633,8 @@ static void judge_window(struct adaptive *c, uint64_t now_ns)
 	}
 	if (!w->debt)
 		c->debt_level = NONE;
-	if (c->target.relative && !w->debt && reads &&
+	/* No probe with L0 one file short of the trigger: a held compaction would stall it. */
+	if (c->target.relative && !w->debt && reads && c->l0_floor < ADAPTIVE_LEVEL_FULL &&
 	    now_ns >= c->next_probe_ns)
 		start_probe(c, now_ns);
 	else
@@ -549,7 +667,8 @@ static bool params_sane(const struct adaptive_params *p)
 	       p->idle_reads <= 1000000 && IN(p->probe_every_ns, 1000000, HOUR_NS) &&
 	       IN(p->probe_drain_ns, 1000000, HOUR_NS) &&
 	       IN(p->probe_measure_ns, 1000000, HOUR_NS) &&
-	       IN(p->probe_retry_ns, 1000000, HOUR_NS) && IN(p->probe_warmup_ns, 1000000, HOUR_NS);
+	       IN(p->probe_retry_ns, 1000000, HOUR_NS) && IN(p->probe_warmup_ns, 1000000, HOUR_NS) &&
+	       p->probe_min_reads <= 1000000;
 }
 
 /* Times are set from a step's now plus at most a window or a probe period. */
@@ -573,7 +692,8 @@ bool adaptive_sane(const struct adaptive *c, uint64_t now_ns, const char **why)
 		*why = "its controller's parameters are out of range";
 	else if (c->level > ADAPTIVE_LEVEL_FULL || c->run_level > ADAPTIVE_LEVEL_FULL ||
 		 !LEVEL_OR_NONE(c->miss_level) || !LEVEL_OR_NONE(c->resume_level) ||
-		 !LEVEL_OR_NONE(c->debt_level) || c->phase > PHASE_PROBE_MEASURE ||
+		 !LEVEL_OR_NONE(c->debt_level) || c->l0_floor > ADAPTIVE_LEVEL_FULL ||
+		 c->phase > PHASE_PROBE_MEASURE ||
 		 c->backoff > 65536 || c->pending.debt > ADAPTIVE_DEBT_STOP || c->released > 1)
 		*why = "its controller's level or phase is out of range";
 	else if (c->target_ns > bound_max || c->baseline_ns > bound_max ||
@@ -600,6 +720,12 @@ void adaptive_step(struct adaptive *c, uint64_t now_ns, const struct adaptive_wi
 		c->held_ns += now_ns - c->last_step_ns;
 	c->last_step_ns = now_ns;
 	accumulate(&c->pending, w);
+	/* The database's state now, not summed: each window carries the latest. */
+	c->l0_files = w->l0_files;
+	c->l0_trigger = w->l0_trigger;
+	c->l0_floor = adaptive_l0_floor(w->l0_files, w->l0_trigger);
+	if (c->phase == PHASE_RUN)
+		apply_l0_floor(c); /* at once, not when a slow reader's window is judged */
 	if (now_ns < c->deadline_ns)
 		return;
 	elapsed = now_ns - c->window_start_ns;
@@ -607,9 +733,20 @@ void adaptive_step(struct adaptive *c, uint64_t now_ns, const struct adaptive_wi
 				       elapsed) : 0;
 	if (c->phase != PHASE_RUN && c->pending.debt) {
 		/* A probe holds the low tier: not while the database falls behind. */
-		set_level(c, c->run_level);
+		set_level(c, floored(c, c->run_level));
 		c->phase = PHASE_RUN;
 		c->next_probe_ns = now_ns + c->p.probe_retry_ns;
+	}
+	if (c->phase != PHASE_RUN &&
+	    (c->pending.urgent_ios || c->l0_floor >= ADAPTIVE_LEVEL_FULL)) {
+		/*
+		 * A flush thread's I/O was on the device while the low tier was held: the reads
+		 * were not alone. Void; again after probe_retry_ns, when the flush has ended.
+		 * Nor does a probe go on holding a compaction that L0 needs at full.
+		 */
+		c->void_probes += c->pending.urgent_ios != 0;
+		end_probe(c, now_ns, c->p.probe_retry_ns);
+		return;
 	}
 	switch (c->phase) {
 	case PHASE_PROBE_DRAIN: /* reads still queued behind the low tier's I/O: not alone */
@@ -617,7 +754,7 @@ void adaptive_step(struct adaptive *c, uint64_t now_ns, const struct adaptive_wi
 		start_window(c, now_ns, c->p.probe_measure_ns);
 		return;
 	case PHASE_PROBE_MEASURE:
-		if (adaptive_hist_count(c->pending.hist) < min_samples(c) &&
+		if (adaptive_hist_count(c->pending.hist) < probe_min_reads(c) &&
 		    elapsed < c->p.probe_measure_ns * c->p.window_max_mult) {
 			c->deadline_ns = now_ns + c->p.probe_measure_ns / 2; /* a slow reader */
 			return;

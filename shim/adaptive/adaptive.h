@@ -45,6 +45,7 @@ struct adaptive_params {
 	uint64_t probe_measure_ns; /* hold and measure the reads alone (longer if few reads) */
 	uint64_t probe_retry_ns;   /* after a probe with too few reads */
 	uint64_t probe_warmup_ns;  /* between the first ADAPTIVE_WARMUP_PROBES probes */
+	uint32_t probe_min_reads;  /* a baseline needs max(this, 2 / (1 - pct)) reads */
 	uint64_t floor_rate;       /* bytes/s below which the low tier is never held (0: none) */
 };
 
@@ -65,6 +66,10 @@ struct adaptive_window {
 					   were split); 0: the low tier wanted no more */
 	uint8_t debt;                   /* enum adaptive_debt: the database is falling behind,
 					   relax (SLOW: one level up, STOP: full) */
+	uint32_t l0_files;              /* the database's L0 files now (RocksDB's lsm_state) */
+	uint32_t l0_trigger;            /* ... and its slowdown trigger; 0: unknown, no floor */
+	uint64_t urgent_ios;            /* I/O calls of urgent threads (IOTIER_URGENT): a probe
+					   that saw any is not alone, and void */
 };
 
 enum adaptive_phase { PHASE_RUN = 0, PHASE_PROBE_DRAIN, PHASE_PROBE_MEASURE };
@@ -91,9 +96,13 @@ struct adaptive {
 	uint64_t streak_reads, streak_excess; /* summed over the good streak, judged together */
 	uint32_t miss_level;        /* last level that missed; climbing to it needs hysteresis */
 	uint32_t backoff;           /* how many times longer that climb takes */
-	uint32_t resume_level;      /* the level before an idle release, to return to on a miss */
+	uint32_t resume_level;      /* the level before an idle release or an L0 floor's lift,
+				       to return to on a miss */
 	uint32_t run_level;         /* the level to restore after a probe */
 	uint32_t debt_level;        /* the level when the current debt began; UINT32_MAX: none */
+	uint32_t l0_floor;          /* the level the database's L0 needs (adaptive_l0_floor): the
+				       level, a cut and a release's allowance stay at or above it */
+	uint32_t l0_files, l0_trigger; /* the last window's (the floor's inputs) */
 
 	/* Baseline (relative targets only). */
 	uint64_t baselines[ADAPTIVE_BASELINES]; /* most recent first, 0 = none */
@@ -106,6 +115,7 @@ struct adaptive {
 	uint64_t probe_reads[ADAPTIVE_BASELINES], probe_over[ADAPTIVE_BASELINES];
 	uint32_t alone_permille;
 	uint32_t valid_probes;
+	uint32_t short_probes;      /* probes in a row with too few reads: the retry backs off */
 	uint64_t next_probe_ns;
 
 	/* What `iotier threads` will show. */
@@ -114,6 +124,8 @@ struct adaptive {
 	uint64_t rate;              /* low bytes/s in the last window */
 	uint64_t held_ns;           /* total time at cap 0, probes included */
 	uint64_t windows, misses, probes, floor_lifts, debt_lifts;
+	uint64_t l0_lifts;          /* windows the L0 floor raised the level or refused a cut */
+	uint64_t void_probes;       /* probes voided by urgent threads' I/O */
 };
 
 void adaptive_init(struct adaptive *c, const struct adaptive_params *p,
@@ -138,6 +150,12 @@ bool adaptive_sane(const struct adaptive *c, uint64_t now_ns, const char **why);
 
 /* Make the cap and chunk those of the level again (a step torn between them). */
 void adaptive_repair(struct adaptive *c);
+
+/*
+ * The floor the database's L0 sets (adaptive.c, "Floor and debt"): 0 (none) up to L0 at half
+ * @trigger, ADAPTIVE_LEVEL_FULL from one file short of it; 0 when @trigger is 0 (unknown).
+ */
+uint32_t adaptive_l0_floor(uint32_t l0_files, uint32_t trigger);
 
 /* The cap and chunk of @level (exposed for tests and the docs' table). */
 void adaptive_level_limits(uint32_t level, uint32_t *cap, uint32_t *chunk);

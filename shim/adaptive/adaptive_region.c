@@ -264,6 +264,8 @@ static void collect(struct adaptive_region *r, struct adaptive_window *w)
 	r->seen_bytes = bytes;
 	r->seen_waits = waits;
 	r->seen_splits = splits;
+	if (atomic_load_explicit(&r->urgent_ios, memory_order_relaxed))
+		w->urgent_ios = atomic_exchange_explicit(&r->urgent_ios, 0, memory_order_relaxed);
 }
 
 /*
@@ -350,6 +352,7 @@ static bool step_locked(struct adaptive_region *r, uint64_t now_ns)
 	memset(w, 0, sizeof(*w));
 	collect(r, w);
 	w->debt = (uint8_t)debt_log_poll(&r->debt, now_ns);
+	debt_log_fill(&r->debt, w);
 	adaptive_step(&r->ctl, now_ns, w);
 	if (adaptive_region_mid_step)
 		adaptive_region_mid_step();

@@ -54,7 +54,7 @@
  * The layout version changes whenever struct adaptive_region does.
  */
 #define ADAPTIVE_REGION_MAGIC 0x444150414954ull /* "TIAPAD": iotier adaptive */
-#define ADAPTIVE_REGION_LAYOUT 8u
+#define ADAPTIVE_REGION_LAYOUT 9u
 
 /*
  * The window's histogram, one per CPU slot, summed by the stepper. With one shared
@@ -121,6 +121,8 @@ struct adaptive_region {
 	_Atomic uint64_t fg_last_ns;  /* CLOCK_MONOTONIC of the last start or end; 0: none yet */
 	_Atomic uint64_t fg_gap_ns;   /* its usual gap: an EWMA of end-to-next-start, clipped */
 	_Alignas(64) _Atomic uint64_t fast_full; /* low admissions at full, the foreground idle */
+	/* I/O calls of urgent threads this window (adaptive_region_note_urgent): a probe void. */
+	_Alignas(64) _Atomic uint64_t urgent_ios;
 };
 
 /*
@@ -238,6 +240,15 @@ static inline void adaptive_region_note_read(struct adaptive_region *r, uint64_t
 
 	errno = saved;
 	adaptive_region_note_read_at(r, (uint32_t)cpu, ns);
+}
+
+/*
+ * An urgent thread (IOTIER_URGENT: a flush) does I/O: a baseline probe under way is not
+ * the foreground alone. One relaxed add on a line of its own; urgent threads are few.
+ */
+static inline void adaptive_region_note_urgent(struct adaptive_region *r)
+{
+	atomic_fetch_add_explicit(&r->urgent_ios, 1, memory_order_relaxed);
 }
 
 /*

@@ -42,6 +42,13 @@ out:
 	errno = saved;
 }
 
+/* A new file at the path: its options and events are printed again. */
+static void forget_lsm(struct debt_log *d)
+{
+	d->lsm_events = 0;
+	d->l0_files = d->l0_slowdown = d->l0_stop = 0;
+}
+
 /* Take a new note, if one came and is complete; a torn copy is retried at the next step. */
 static void adopt_note(struct debt_log *d)
 {
@@ -54,6 +61,7 @@ static void adopt_note(struct debt_log *d)
 	d->dev = d->note_dev;
 	d->ino = d->note_ino;
 	d->offset = d->note_size;
+	forget_lsm(d);
 	if (atomic_load(&d->gen) != gen) {
 		d->cur_path[0] = '\0'; /* written meanwhile: not this time */
 		return;
@@ -72,6 +80,55 @@ static uint64_t count(const char *text, size_t len, const char *needle)
 	return n;
 }
 
+/*
+ * The number after @p (spaces skipped) up to @end, into *@v; false when there is none.
+ * Clipped at a million: only a floor is computed from it.
+ */
+static bool number_at(const char *p, const char *end, uint32_t *v)
+{
+	uint32_t n = 0;
+
+	while (p < end && *p == ' ')
+		p++;
+	if (p >= end || *p < '0' || *p > '9')
+		return false;
+	for (; p < end && *p >= '0' && *p <= '9'; p++)
+		n = n < 1000000 ? n * 10 + (uint32_t)(*p - '0') : n;
+	*v = n;
+	return true;
+}
+
+/*
+ * The number after each @needle in @text into *@v: the last, or with @smallest the smallest
+ * (0 in *@v: none yet). How many were found.
+ */
+static uint64_t numbers_after(const char *text, size_t len, const char *needle, uint32_t *v,
+			      bool smallest)
+{
+	size_t nlen = strlen(needle);
+	const char *end = text + len;
+	uint64_t n = 0;
+	uint32_t x;
+
+	for (const char *p = text; (p = memmem(p, (size_t)(end - p), needle, nlen)) != NULL;) {
+		p += nlen;
+		if (!number_at(p, end, &x))
+			continue;
+		n++;
+		if (!smallest || !*v || x < *v)
+			*v = x;
+	}
+	return n;
+}
+
+/* The L0 of the last lsm_state, the smallest triggers (0: not seen). */
+static void scan_lsm(struct debt_log *d, const char *text, size_t len)
+{
+	d->lsm_events += numbers_after(text, len, DEBT_LOG_LSM_TEXT, &d->l0_files, false);
+	numbers_after(text, len, DEBT_LOG_SLOWDOWN_TEXT, &d->l0_slowdown, true);
+	numbers_after(text, len, DEBT_LOG_STOPAT_TEXT, &d->l0_stop, true);
+}
+
 enum adaptive_debt debt_log_scan(struct debt_log *d, const char *text, size_t len)
 {
 	uint64_t slow = count(text, len, DEBT_LOG_SLOW_TEXT);
@@ -79,7 +136,20 @@ enum adaptive_debt debt_log_scan(struct debt_log *d, const char *text, size_t le
 
 	d->slow_lines += slow;
 	d->stop_lines += stop;
+	scan_lsm(d, text, len);
 	return stop ? ADAPTIVE_DEBT_STOP : slow ? ADAPTIVE_DEBT_SLOW : ADAPTIVE_DEBT_NONE;
+}
+
+void debt_log_fill(const struct debt_log *d, struct adaptive_window *w)
+{
+	uint32_t trigger = d->l0_slowdown;
+	bool known;
+
+	if (d->l0_stop && (!trigger || d->l0_stop < trigger))
+		trigger = d->l0_stop;
+	known = d->lsm_events && trigger;
+	w->l0_files = known ? d->l0_files : 0;
+	w->l0_trigger = known ? trigger : 0;
 }
 
 /*
@@ -97,9 +167,12 @@ static void place(struct debt_log *d, const struct stat *st)
 		d->dev = st->st_dev;
 		d->ino = st->st_ino;
 		d->offset = 0;
+		forget_lsm(d);
 	}
-	if (size < d->offset)
+	if (size < d->offset) {
 		d->offset = 0;
+		forget_lsm(d);
+	}
 	if (size - d->offset > most) {
 		d->skipped += size - most - d->offset;
 		d->offset = size - most;

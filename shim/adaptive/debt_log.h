@@ -13,6 +13,14 @@
  * bytes a step) and turns the lines into a debt level, held for DEBT_LOG_HOLD_NS after the
  * last line, because RocksDB writes such a line only when its state changes (a flush or a
  * compaction ends), not while it stays stalled.
+ *
+ * The same lines give the floor (adaptive.c, "Floor and debt"): every flush and compaction
+ * event (an EVENT_LOG_v1 JSON line) carries "lsm_state": [files per level], whose first
+ * number is L0 now, and at open the options print level0_slowdown_writes_trigger and
+ * level0_stop_writes_trigger. L0 is a state, not a pulse: the last event's count stands
+ * until the next event. With several column families, the last event's L0 and the smallest
+ * trigger (the floor rises early rather than late). A log noted after the options were
+ * written (a program appending to an old log) has no trigger, and so no floor.
  */
 #ifndef IOTIER_DEBT_LOG_H
 #define IOTIER_DEBT_LOG_H
@@ -30,6 +38,9 @@
 
 #define DEBT_LOG_SLOW_TEXT "Stalling writes"
 #define DEBT_LOG_STOP_TEXT "Stopping writes"
+#define DEBT_LOG_LSM_TEXT "\"lsm_state\": ["
+#define DEBT_LOG_SLOWDOWN_TEXT "Options.level0_slowdown_writes_trigger:"
+#define DEBT_LOG_STOPAT_TEXT "Options.level0_stop_writes_trigger:"
 
 struct debt_log {
 	/* Written by the open wrappers of any process of the tree. */
@@ -50,6 +61,10 @@ struct debt_log {
 	uint64_t slow_until_ns, stop_until_ns;
 	uint64_t slow_lines, stop_lines; /* lines seen, ever: for `iotier threads` */
 	uint64_t skipped;              /* bytes skipped when the log grew faster than it is read */
+	/* Of the file read now (forgotten at a new one): */
+	uint64_t lsm_events;           /* lsm_state lines seen; 0: L0 unknown */
+	uint32_t l0_files;             /* L0 in the last of them */
+	uint32_t l0_slowdown, l0_stop; /* the triggers, the smallest seen; 0: not seen */
 	char scratch[DEBT_LOG_CHUNK];
 };
 
@@ -67,7 +82,16 @@ void debt_log_note(struct debt_log *d, int fd);
  */
 enum adaptive_debt debt_log_poll(struct debt_log *d, uint64_t now_ns);
 
-/* The worst debt in @len bytes of complete log lines, counting the lines into @d. */
+/*
+ * The worst debt in @len bytes of complete log lines, counting the lines into @d, and the
+ * last lsm_state's L0 and the triggers in them noted in @d.
+ */
 enum adaptive_debt debt_log_scan(struct debt_log *d, const char *text, size_t len);
+
+/*
+ * The floor's inputs into @w: L0 now and the trigger it must stay under (the smaller of
+ * the two), or both 0 while either is unknown.
+ */
+void debt_log_fill(const struct debt_log *d, struct adaptive_window *w);
 
 #endif

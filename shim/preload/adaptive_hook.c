@@ -152,6 +152,11 @@ void adaptive_high_note(int fd)
 	atomic_compare_exchange_strong(&p->flags, &flags, flags | FD_SHARED);
 }
 
+void adaptive_urgent_io(void)
+{
+	adaptive_region_note_urgent(adaptive_on);
+}
+
 /*
  * Is @fd's file one a high thread writes or syncs? O(1) and no syscall: the entry's bit, or
  * when the region noted no file since this fd last looked, a compare; else one probe of
@@ -470,8 +475,11 @@ static struct adaptive_timing timing_begin(int fd)
 
 struct adaptive_timing adaptive_read_begin(int fd)
 {
-	if (!self_is_foreground())
+	if (!self_is_foreground()) {
+		if (self_is_urgent())
+			adaptive_urgent_io(); /* a flush's read */
 		return (struct adaptive_timing){ 0 };
+	}
 	return timing_begin(fd);
 }
 
@@ -510,8 +518,10 @@ ssize_t adaptive_pread(int fd, void *buf, size_t n, off_t off)
 
 	if (self_is_gated())
 		return low_io(&call, buf, n, off);
-	if (self_is_urgent())
+	if (self_is_urgent()) {
+		adaptive_urgent_io(); /* a flush's read */
 		return REAL(pread)(fd, buf, n, off);
+	}
 	t = timing_begin(fd);
 	ret = REAL(pread)(fd, buf, n, off);
 	adaptive_read_end(t, ret);

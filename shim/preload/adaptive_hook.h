@@ -88,8 +88,13 @@ SHIM_HIDDEN void adaptive_low_end(uint32_t ticket, ssize_t ret);
  */
 SHIM_HIDDEN void adaptive_high_note(int fd);
 
+/* An urgent thread's I/O: noted in the window, so that a baseline probe under way is void. */
+SHIM_HIDDEN void adaptive_urgent_io(void);
+
 static inline void adaptive_high_writes(int fd)
 {
+	if (unlikely(self_is_urgent()))
+		adaptive_urgent_io(); /* a flush's write or sync */
 	if ((unsigned)fd < PATH_FD_MAX &&
 	    unlikely(!(atomic_load_explicit(&fd_paths[fd].flags, memory_order_relaxed) &
 		       FD_SHARED)))

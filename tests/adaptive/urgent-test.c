@@ -13,8 +13,10 @@
  *    the gate (the control), while rocksdb:high0, low by its rule too, does O_DIRECT
  *    preads and pwrites larger than the chunk, a buffered write and an fdatasync within
  *    5 s.
+ * In both, each urgent thread's I/O calls are counted in the region (urgent_ios: a baseline
+ * probe during them is void) and the others' are not.
  * Before the fix the urgent threads' reads land in the window (signal) and rocksdb:high0
- * waits out the 60 s bound at the gate (gate).
+ * waits out the 60 s bound at the gate (gate); before the count, urgent_ios stays 0.
  * Usage: adaptive-urgent MODE DIR (DIR: a scratch directory on a file system with O_DIRECT).
  */
 #include <fcntl.h>
@@ -38,6 +40,12 @@
 static struct adaptive_region *region;
 static char path[512], out_path[512];
 static char *buf;
+
+/* Urgent threads' I/O calls in the current window. */
+static uint64_t urgent(void)
+{
+	return atomic_load(&region->urgent_ios);
+}
 
 /* The high reads noted in the current window, over every slot. */
 static uint64_t noted(void)
@@ -66,6 +74,7 @@ struct reader {
 	const char *name;
 	bool by_prctl;
 	uint64_t added; /* what the window gained while it read */
+	uint64_t urgent; /* ... and its count of urgent I/O */
 };
 
 static void *urgent_reader(void *arg)
@@ -82,26 +91,31 @@ static void *urgent_reader(void *arg)
 	if (fd < 0)
 		return NULL;
 	before = noted();
+	r->urgent = urgent();
 	direct_reads(fd);
 	EXPECT(read(fd, buf, BLOCK) == BLOCK, "read: %m");
 	r->added = noted() - before;
+	r->urgent = urgent() - r->urgent;
 	close(fd);
 	return NULL;
 }
 
 static void signal_mode(void)
 {
-	struct reader readers[] = { { "rocksdb:high0", true, 0 }, { "flusher1", false, 0 } };
+	struct reader readers[] = { { "rocksdb:high0", true, 0, 0 }, { "flusher1", false, 0, 0 } };
 	int fd = open_direct();
 	uint64_t before;
 
 	if (fd < 0)
 		return;
+	uint64_t urgent_before = urgent();
+
 	before = noted();
 	direct_reads(fd);
 	EXPECT(noted() - before == READS, "the foreground's %d O_DIRECT reads added %llu to the "
 	       "window: the signal is not seen at all", READS,
 	       (unsigned long long)(noted() - before));
+	EXPECT(urgent() == urgent_before, "the foreground's reads counted as urgent I/O");
 	close(fd);
 	for (size_t i = 0; i < sizeof(readers) / sizeof(readers[0]); i++) {
 		pthread_t t;
@@ -113,6 +127,9 @@ static void signal_mode(void)
 		       (unsigned long long)readers[i].added, READS + 1);
 		EXPECT(readers[i].added == 0, "the urgent thread %s fed the signal: %llu reads in "
 		       "the window", readers[i].name, (unsigned long long)readers[i].added);
+		EXPECT(readers[i].urgent == READS + 1, "the urgent thread %s's %d reads counted "
+		       "%llu urgent I/Os", readers[i].name, READS + 1,
+		       (unsigned long long)readers[i].urgent);
 	}
 }
 
@@ -170,6 +187,7 @@ static void *urgent_io(void *arg)
 static void gate_mode(void)
 {
 	struct worker control = { .name = "rocksdb:low0" }, urgent = { .name = "rocksdb:high0" };
+	uint64_t urgent_before = atomic_load(&region->urgent_ios);
 	pthread_t tc, tu;
 	int i;
 
@@ -189,6 +207,10 @@ static void gate_mode(void)
 	       "(in futex: %d)", atomic_load(&urgent.tid) &&
 	       adaptive_worker_in_futex(atomic_load(&urgent.tid)));
 	EXPECT(!atomic_load(&control.done), "rocksdb:low0 was let go while the tier was held");
+	/* 33 preads, an O_DIRECT pwrite, a buffered write and an fdatasync; none of the control's. */
+	EXPECT(atomic_load(&region->urgent_ios) - urgent_before == READS + 4,
+	       "rocksdb:high0's %d calls counted %llu urgent I/Os", READS + 4,
+	       (unsigned long long)(atomic_load(&region->urgent_ios) - urgent_before));
 release:
 	low_gate_set_cap(&region->gate, LOW_GATE_UNLIMITED, 0);
 	pthread_join(tc, NULL);

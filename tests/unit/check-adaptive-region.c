@@ -9,6 +9,7 @@
  * STEPPER_LEASE_NS and leaves the seqlock even; the memfd cannot be truncated; an unsealed
  * handover is refused; a region with garbage in its fields is "no target" with one warning,
  * and never hangs a low thread. The table of files the foreground writes is the tree's.
+ * An urgent thread's I/O, counted in a child, voids the baseline probe under way.
  */
 #include <check.h>
 #include <errno.h>
@@ -192,6 +193,49 @@ START_TEST(test_low_counters_reach_controller)
 	ck_assert_uint_eq(r->window.low_bytes, 10u << 20);
 	ck_assert_uint_eq(r->window.low_limited, 3); /* split, and none waited */
 	ck_assert_uint_eq(r->ctl.level, ADAPTIVE_LEVEL_FULL);
+}
+END_TEST
+
+/*
+ * A flush (an urgent thread) in a child process does I/O while a probe holds the low tier:
+ * the step collects its count, the probe gives no baseline and the counter starts again;
+ * the next probe, without it, gives one.
+ */
+START_TEST(test_urgent_io_voids_probe)
+{
+	pid_t child;
+	int status;
+
+	adaptive_region_destroy(r);
+	r = region_fixture("read.p99<=2x", t0);
+	note_reads(400000, 300);
+	ck_assert_int_eq(step_at(atomic_load(&r->deadline_ns)), 1);
+	ck_assert_int_eq(r->ctl.phase, PHASE_PROBE_DRAIN);
+	ck_assert_int_eq(step_at(atomic_load(&r->deadline_ns)), 1);
+	ck_assert_int_eq(r->ctl.phase, PHASE_PROBE_MEASURE);
+	note_reads(400000, 300);
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		adaptive_region_note_urgent(r);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	ck_assert_int_eq(step_at(atomic_load(&r->deadline_ns)), 1);
+	ck_assert_int_eq(r->ctl.phase, PHASE_RUN);
+	ck_assert_uint_eq(r->ctl.void_probes, 1);
+	ck_assert_uint_eq(r->ctl.baseline_ns, 0);
+	ck_assert_uint_eq(atomic_load(&r->urgent_ios), 0);
+	/* The next probe, 5 s on, has no flush in it. */
+	note_reads(400000, 300);
+	ck_assert_int_eq(step_at(r->ctl.next_probe_ns), 1);
+	ck_assert_int_eq(r->ctl.phase, PHASE_PROBE_DRAIN);
+	ck_assert_int_eq(step_at(atomic_load(&r->deadline_ns)), 1);
+	note_reads(400000, 300);
+	ck_assert_int_eq(step_at(atomic_load(&r->deadline_ns)), 1);
+	ck_assert_int_eq(r->ctl.phase, PHASE_RUN);
+	ck_assert_uint_gt(r->ctl.baseline_ns, 0);
+	ck_assert_uint_eq(r->ctl.void_probes, 1);
 }
 END_TEST
 
@@ -573,6 +617,7 @@ int main(void)
 	tcase_add_test(tc, test_unsealed_handover_refused);
 	tcase_add_test(tc, test_garbled_region);
 	tcase_add_test(tc, test_shared_files);
+	tcase_add_test(tc, test_urgent_io_voids_probe);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }

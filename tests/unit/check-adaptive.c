@@ -23,9 +23,14 @@ static struct adaptive_params params;
 static struct sim_device dev;
 static struct sim_stats st;
 static uint64_t now;
+/* What feed() adds to each window: the database's L0 and trigger, urgent threads' I/O. */
+static uint32_t feed_l0, feed_trigger;
+static uint64_t feed_urgent;
 
 static void setup(void)
 {
+	feed_l0 = feed_trigger = 0;
+	feed_urgent = 0;
 	adaptive_params_default(&params);
 	sim_device_default(&dev);
 	dev.noise_permille = 1; /* one read in a thousand hit by an outside 5 ms spike */
@@ -189,6 +194,46 @@ START_TEST(test_held_without_floor_never_with)
 }
 END_TEST
 
+/*
+ * A database whose flushes need more of the device than the target leaves the low tier:
+ * 16 MiB flushed every 80 ms (200 MiB/s), L0's slowdown trigger 20. The floor lifts the
+ * tier as L0 nears the trigger, so L0 levels off below it; the target still rules below
+ * half the trigger, and the level does not swing.
+ */
+START_TEST(test_l0_floor_keeps_writer_running)
+{
+	dev.l0_trigger = 20;
+	dev.file_bytes = 16ull << 20;
+	dev.flush_every_ns = 80 * MS;
+	start("read.p99<=2x");
+	run_until(6 * SEC);
+	run_until(66 * SEC);
+	/* Without the floor L0 grew past 500 files: the writer would have stopped. */
+	ck_assert_uint_lt(st.max_l0, dev.l0_trigger);
+	ck_assert_uint_gt(c.l0_lifts, 0);
+	ck_assert_uint_ge(low_rate(&st), 200ull << 20); /* what the flushes need */
+	/* The floor holds: no window ends under it, and the level moves with L0 only. */
+	ck_assert_uint_eq(st.windows_under_l0_floor, 0);
+	ck_assert_uint_le(st.level_changes * 5, st.windows_run);
+	ck_assert_uint_ge(st.min_level, 1);
+}
+END_TEST
+
+/* Flushes the target's share keeps up with: L0 stays under half the trigger, no floor. */
+START_TEST(test_l0_floor_idle_while_l0_low)
+{
+	dev.l0_trigger = 20;
+	dev.file_bytes = 16ull << 20;
+	dev.flush_every_ns = SEC;
+	start("read.p99<=2x");
+	run_until(6 * SEC);
+	run_until(66 * SEC);
+	ck_assert_uint_le(st.max_l0, dev.l0_trigger / 2);
+	ck_assert_uint_eq(c.l0_lifts, 0);
+	ck_assert_uint_le(st.reads_over * 100, st.reads);
+}
+END_TEST
+
 /* Hand-made windows: @reads reads at @lat_ns each, closed at the controller's deadline. */
 static void feed(uint64_t lat_ns, uint32_t reads, enum adaptive_debt debt)
 {
@@ -198,6 +243,9 @@ static void feed(uint64_t lat_ns, uint32_t reads, enum adaptive_debt debt)
 	w.hist[hist_bucket(lat_ns)] = reads;
 	w.low_limited = 1;
 	w.debt = (uint8_t)debt;
+	w.l0_files = feed_l0;
+	w.l0_trigger = feed_trigger;
+	w.urgent_ios = feed_urgent;
 	now = c.deadline_ns;
 	adaptive_step(&c, now, &w);
 }
@@ -438,27 +486,172 @@ START_TEST(test_baseline_survives_noise)
 }
 END_TEST
 
+/* Run windows until a probe starts, then past its drain: measuring. */
+static void to_probe_measure(void)
+{
+	for (int i = 0; i < 1000 && c.phase == PHASE_RUN; i++)
+		feed(600000, 300, ADAPTIVE_DEBT_NONE);
+	ck_assert_int_eq(c.phase, PHASE_PROBE_DRAIN);
+	feed(0, 0, ADAPTIVE_DEBT_NONE);
+	ck_assert_int_eq(c.phase, PHASE_PROBE_MEASURE);
+}
+
+/*
+ * A p99 baseline needs 200 reads, however long the probe has to hold for them (up to 4 x
+ * its measure, 1 s): from fewer, its "P99" is the maximum (it took 32). Each probe short
+ * of them waits twice as long before the next.
+ */
 START_TEST(test_probe_needs_reads)
 {
 	start("read.p99<=2x");
-	feed(600000, 300, ADAPTIVE_DEBT_NONE);
-	ck_assert_int_eq(c.phase, PHASE_PROBE_DRAIN);
-	feed(0, 0, ADAPTIVE_DEBT_NONE);
+	to_probe_measure();
 	for (int i = 0; i < 8 && c.phase == PHASE_PROBE_MEASURE; i++)
 		feed(400000, 2, ADAPTIVE_DEBT_NONE); /* a reader this slow cannot give a baseline */
 	ck_assert_int_eq(c.phase, PHASE_RUN);
 	ck_assert_uint_eq(c.baseline_ns, 0);
 	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL);
 	ck_assert_uint_eq(c.next_probe_ns, now + params.probe_retry_ns);
-	/* A slow reader, 20 reads per window: the probe waits for enough of them. */
-	while (c.phase == PHASE_RUN)
-		feed(600000, 300, ADAPTIVE_DEBT_NONE);
-	feed(0, 0, ADAPTIVE_DEBT_NONE);
+	/* 20 reads a window: 140 in the whole second held, still too few. */
+	to_probe_measure();
 	while (c.phase == PHASE_PROBE_MEASURE)
 		feed(400000, 20, ADAPTIVE_DEBT_NONE);
+	ck_assert_uint_eq(c.baseline_ns, 0);
+	ck_assert_uint_eq(c.valid_probes, 0);
+	ck_assert_uint_eq(c.next_probe_ns, now + 2 * params.probe_retry_ns);
+	/* 30 a window: the probe waits for its 200. */
+	to_probe_measure();
+	while (c.phase == PHASE_PROBE_MEASURE)
+		feed(400000, 30, ADAPTIVE_DEBT_NONE);
 	assert_baseline_near(400000);
-	ck_assert_uint_le(c.held_ns, params.probe_drain_ns + 4 * params.probe_measure_ns +
-			  params.probe_drain_ns + 4 * params.probe_measure_ns);
+	ck_assert_uint_le(c.held_ns, 3 * (params.probe_drain_ns + 4 * params.probe_measure_ns));
+	ck_assert_uint_eq(c.short_probes, 0);
+}
+END_TEST
+
+/*
+ * An urgent thread's I/O (a flush) during a probe, in its drain or its measure: the reads
+ * were not alone, no baseline, another probe after probe_retry_ns.
+ */
+START_TEST(test_probe_void_with_urgent_io)
+{
+	start("read.p99<=2x");
+	to_probe_measure();
+	feed_urgent = 1;
+	feed(4 * MS, 500, ADAPTIVE_DEBT_NONE); /* the flush's writes slowed the reads down */
+	ck_assert_int_eq(c.phase, PHASE_RUN);
+	ck_assert_uint_eq(c.baseline_ns, 0);
+	ck_assert_uint_eq(c.void_probes, 1);
+	ck_assert_uint_eq(c.next_probe_ns, now + params.probe_retry_ns);
+	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL);
+	/* In the drain: void as well, before it measures. */
+	feed_urgent = 0;
+	for (int i = 0; i < 1000 && c.phase == PHASE_RUN; i++)
+		feed(600000, 300, ADAPTIVE_DEBT_NONE);
+	ck_assert_int_eq(c.phase, PHASE_PROBE_DRAIN);
+	feed_urgent = 2;
+	feed(0, 0, ADAPTIVE_DEBT_NONE);
+	ck_assert_int_eq(c.phase, PHASE_RUN);
+	ck_assert_uint_eq(c.void_probes, 2);
+	/* Urgent I/O outside a probe changes nothing; a probe without any gives the baseline. */
+	for (int i = 0; i < 1000 && c.phase == PHASE_RUN; i++)
+		feed(600000, 300, ADAPTIVE_DEBT_NONE);
+	feed_urgent = 0;
+	feed(0, 0, ADAPTIVE_DEBT_NONE);
+	feed(400000, 500, ADAPTIVE_DEBT_NONE);
+	ck_assert_int_eq(c.phase, PHASE_RUN);
+	assert_baseline_near(400000);
+	ck_assert_uint_eq(c.void_probes, 2);
+}
+END_TEST
+
+/*
+ * The floor's curve, trigger 20: none up to 10 files (half), then rising, full from 19 (one
+ * short of the slowdown); never down as L0 grows. No trigger: no floor.
+ */
+START_TEST(test_l0_floor_curve)
+{
+	ck_assert_uint_eq(adaptive_l0_floor(10, 20), 0);
+	ck_assert_uint_eq(adaptive_l0_floor(11, 20), 2);
+	ck_assert_uint_eq(adaptive_l0_floor(16, 20), 8);
+	ck_assert_uint_eq(adaptive_l0_floor(19, 20), ADAPTIVE_LEVEL_FULL);
+	ck_assert_uint_eq(adaptive_l0_floor(500, 20), ADAPTIVE_LEVEL_FULL);
+	ck_assert_uint_eq(adaptive_l0_floor(500, 0), 0);
+	for (uint32_t trigger = 1; trigger < 64; trigger++)
+		for (uint32_t l0 = 0, prev = 0; l0 < 2 * trigger; l0++) {
+			uint32_t f = adaptive_l0_floor(l0, trigger);
+
+			ck_assert_uint_ge(f, prev);
+			ck_assert_uint_le(f, ADAPTIVE_LEVEL_FULL);
+			ck_assert_uint_eq(f == ADAPTIVE_LEVEL_FULL, l0 + 1 >= trigger && l0 > trigger / 2);
+			prev = f;
+		}
+}
+END_TEST
+
+/*
+ * Every window missed, the target would hold the tier (level 0). As L0 rises the floor lifts
+ * it, and the misses cannot cut it under the floor (no swing between the two); once L0 is
+ * low again the first miss returns to the target's level, not one level a window down.
+ */
+START_TEST(test_l0_floor_holds_level)
+{
+	start_and_miss(ADAPTIVE_LEVEL_FULL);
+	feed_trigger = 20;
+	for (feed_l0 = 8; feed_l0 <= 18; feed_l0++) {
+		feed(BAD, 300, ADAPTIVE_DEBT_NONE);
+		ck_assert_uint_eq(c.level, adaptive_l0_floor(feed_l0, 20));
+	}
+	feed_l0 = 16; /* a compaction: L0 down to 16, floor 8 */
+	for (int i = 0; i < 50; i++) {
+		feed(BAD, 300, ADAPTIVE_DEBT_NONE);
+		ck_assert_uint_eq(c.level, 8);
+	}
+	ck_assert_uint_gt(c.l0_lifts, 50);
+	feed_l0 = 3;
+	feed(BAD, 300, ADAPTIVE_DEBT_NONE);
+	ck_assert_uint_eq(c.level, 0);
+	ck_assert_uint_eq(c.l0_floor, 0);
+}
+END_TEST
+
+/* Released for want of reads, the allowance the reader returns to keeps the floor too. */
+START_TEST(test_l0_floor_under_release)
+{
+	uint32_t cap, chunk;
+
+	start_and_miss(ADAPTIVE_LEVEL_FULL);
+	feed(0, 0, ADAPTIVE_DEBT_NONE);
+	feed(0, 0, ADAPTIVE_DEBT_NONE);
+	ck_assert_uint_eq(c.released, 1);
+	ck_assert_uint_eq(c.cap, 0);
+	feed_trigger = 20;
+	feed_l0 = 16;
+	feed(0, 0, ADAPTIVE_DEBT_NONE);
+	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL);
+	adaptive_level_limits(8, &cap, &chunk);
+	ck_assert_uint_eq(c.cap, cap);
+	ck_assert_uint_eq(c.chunk, chunk);
+	feed(BAD, 300, ADAPTIVE_DEBT_NONE); /* back, and missing: at the floor, not under */
+	ck_assert_uint_eq(c.released, 0);
+	ck_assert_uint_eq(c.level, 8);
+}
+END_TEST
+
+/* With L0 one file short of the trigger, no probe holds the compaction. */
+START_TEST(test_l0_at_trigger_defers_probe)
+{
+	start("read.p99<=2x");
+	to_probe_measure();
+	feed_trigger = 20;
+	feed_l0 = 19;
+	feed(400000, 500, ADAPTIVE_DEBT_NONE);
+	ck_assert_int_eq(c.phase, PHASE_RUN);
+	ck_assert_uint_eq(c.baseline_ns, 0);
+	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL);
+	for (int i = 0; i < 200; i++) /* 20 s */
+		feed(600000, 300, ADAPTIVE_DEBT_NONE);
+	ck_assert_int_eq(c.phase, PHASE_RUN);
+	ck_assert_uint_eq(c.probes, 1);
 }
 END_TEST
 
@@ -493,6 +686,8 @@ int main(void)
 	tcase_add_test(sim, test_floor_is_kept);
 	tcase_add_test(sim, test_held_without_floor_never_with);
 	tcase_add_test(sim, test_outside_noise_not_blamed);
+	tcase_add_test(sim, test_l0_floor_keeps_writer_running);
+	tcase_add_test(sim, test_l0_floor_idle_while_l0_low);
 	suite_add_tcase(s, sim);
 
 	tcase_add_checked_fixture(rules, setup, NULL);
@@ -507,6 +702,11 @@ int main(void)
 	tcase_add_test(rules, test_debt_ends_probe);
 	tcase_add_test(rules, test_baseline_survives_noise);
 	tcase_add_test(rules, test_probe_needs_reads);
+	tcase_add_test(rules, test_probe_void_with_urgent_io);
+	tcase_add_test(rules, test_l0_floor_curve);
+	tcase_add_test(rules, test_l0_floor_holds_level);
+	tcase_add_test(rules, test_l0_floor_under_release);
+	tcase_add_test(rules, test_l0_at_trigger_defers_probe);
 	tcase_add_test(rules, test_hist_helpers);
 	suite_add_tcase(s, rules);
 	return check_run_suite(s);

@@ -5,11 +5,14 @@
  * the debt and it is held for DEBT_LOG_HOLD_NS after the last one, a line is read only once
  * it is complete, a new log at the same path or a truncated one is read from its top, a
  * backlog larger than a step reads is skipped to its tail, and a log noted in a forked child
- * lifts the parent's controller through the shared region. Simulated time for the holds.
+ * lifts the parent's controller through the shared region; the floor's inputs (L0 from
+ * lsm_state, the slowdown and stop triggers) are read from a real RocksDB LOG, and a log
+ * without them gives none. Simulated time for the holds.
  */
 #include <check.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -202,6 +205,111 @@ START_TEST(test_child_note_lifts_parent_controller)
 }
 END_TEST
 
+/*
+ * tests/unit/fixtures/rocksdb-7.8.LOG: lines of a real LOG, Debian 12's db_bench 7.8.3
+ * (fillrandom, 1 MiB memtables, level0_slowdown_writes_trigger=8, _stop_=12, on tmpfs):
+ * its head (the options, the first flush) and the stretch where L0 reaches 8, RocksDB
+ * stalls, a compaction takes L0 to 4 and a flush to 5.
+ */
+static size_t read_fixture(const char *name, char *buf, size_t size)
+{
+	const char *fixtures = getenv("IOTIER_TEST_FIXTURES");
+	char file[512];
+	ssize_t n;
+	int fd;
+
+	ck_assert_msg(fixtures != NULL, "IOTIER_TEST_FIXTURES is not set (run through meson)");
+	snprintf(file, sizeof(file), "%s/%s", fixtures, name);
+	fd = open(file, O_RDONLY);
+	ck_assert_msg(fd >= 0, "%s: %m", file);
+	n = read(fd, buf, size - 1);
+	close(fd);
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_lt(n, (ssize_t)size - 1);
+	buf[n] = '\0';
+	return (size_t)n;
+}
+
+static void fill(struct adaptive_window *w)
+{
+	memset(w, 0, sizeof(*w));
+	debt_log_fill(d, w);
+}
+
+/* The fixture's L0 and triggers, read as RocksDB appends them, and through a step. */
+START_TEST(test_rocksdb_log_gives_l0_and_triggers)
+{
+	static char text[128 << 10];
+	static struct adaptive_window w;
+	uint64_t deadline;
+
+	read_fixture("rocksdb-7.8.LOG", text, sizeof(text));
+	open_log("");
+	append(text);
+	ck_assert_int_eq(debt_log_poll(d, T0), ADAPTIVE_DEBT_SLOW); /* and the alarm still */
+	ck_assert_uint_eq(d->l0_slowdown, 8);
+	ck_assert_uint_eq(d->l0_stop, 12);
+	ck_assert_uint_eq(d->lsm_events, 5);
+	ck_assert_uint_eq(d->l0_files, 5); /* the last event's, not the largest (8) */
+	fill(&w);
+	ck_assert_uint_eq(w.l0_files, 5);
+	ck_assert_uint_eq(w.l0_trigger, 8);
+	/* The region's step hands them to the controller, which sets its floor. */
+	deadline = atomic_load(&r->deadline_ns);
+	ck_assert_int_eq(adaptive_region_maybe_step(r, deadline, getpid(),
+						    (pid_t)syscall(SYS_gettid)), 1);
+	ck_assert_uint_eq(r->ctl.l0_files, 5);
+	ck_assert_uint_eq(r->ctl.l0_trigger, 8);
+	ck_assert_uint_eq(r->ctl.l0_floor, adaptive_l0_floor(5, 8));
+	ck_assert_uint_gt(r->ctl.l0_floor, 0);
+}
+END_TEST
+
+/*
+ * No floor without both: a log of other lines (a program that is not RocksDB, or an old
+ * log appended to after its options), L0 without a trigger, a trigger without L0; and a
+ * new file at the path forgets the old one's.
+ */
+START_TEST(test_no_floor_without_l0_and_trigger)
+{
+	static struct adaptive_window w;
+	const char *lsm = "2026/12/04-20:44:01.630277 12896 EVENT_LOG_v1 {\"job\": 20, "
+			  "\"event\": \"flush_finished\", \"lsm_state\": [8, 4, 0]}\n";
+	const char *opt = "2026/12/04-20:44:01.453339 12894          "
+			  "Options.level0_slowdown_writes_trigger: 8\n";
+	char old[160];
+	int fd;
+
+	open_log("");
+	append(INFO_LINE SLOW_LINE);
+	ck_assert_int_eq(debt_log_poll(d, T0), ADAPTIVE_DEBT_SLOW);
+	fill(&w);
+	ck_assert_uint_eq(w.l0_trigger, 0);
+	ck_assert_uint_eq(w.l0_files, 0);
+	append(lsm);
+	debt_log_poll(d, T0 + 100 * MS);
+	fill(&w);
+	ck_assert_uint_eq(w.l0_trigger, 0);
+	ck_assert_uint_eq(d->l0_files, 8);
+	append(opt);
+	debt_log_poll(d, T0 + 200 * MS);
+	fill(&w);
+	ck_assert_uint_eq(w.l0_trigger, 8);
+	ck_assert_uint_eq(w.l0_files, 8);
+	/* RocksDB reopened: a new LOG, whose options have not been read yet. */
+	snprintf(old, sizeof(old), "%s.old", path);
+	ck_assert_int_eq(rename(path, old), 0);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	ck_assert_int_eq(write(fd, lsm, strlen(lsm)), (ssize_t)strlen(lsm));
+	close(fd);
+	debt_log_poll(d, T0 + 300 * MS);
+	unlink(old);
+	fill(&w);
+	ck_assert_uint_eq(w.l0_trigger, 0);
+	ck_assert_uint_eq(d->lsm_events, 1);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("debt-log");
@@ -218,6 +326,8 @@ int main(void)
 	tcase_add_test(tc, test_new_file_and_truncation_read_from_top);
 	tcase_add_test(tc, test_backlog_skipped_to_tail);
 	tcase_add_test(tc, test_child_note_lifts_parent_controller);
+	tcase_add_test(tc, test_rocksdb_log_gives_l0_and_triggers);
+	tcase_add_test(tc, test_no_floor_without_l0_and_trigger);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }

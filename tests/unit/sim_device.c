@@ -83,6 +83,27 @@ static void note_window(const struct adaptive *c, bool in_probe, uint64_t bytes,
 		st->windows_under_floor++;
 }
 
+/* The database: flushes add to L0 until @now, the low tier's @low bytes compact it. */
+static void sim_l0(struct sim_device *d, uint64_t now, uint64_t low)
+{
+	if (!d->l0_trigger)
+		return;
+	for (; d->next_flush_ns <= now; d->next_flush_ns += d->flush_every_ns)
+		d->l0_bytes += d->file_bytes;
+	d->l0_bytes -= low < d->l0_bytes ? low : d->l0_bytes;
+}
+
+/* L0 in files as the LOG's lsm_state would say, into @w and the stats. */
+static void note_l0(const struct sim_device *d, struct adaptive_window *w, struct sim_stats *st)
+{
+	if (!d->l0_trigger)
+		return;
+	w->l0_files = (uint32_t)((d->l0_bytes + d->file_bytes - 1) / d->file_bytes);
+	w->l0_trigger = d->l0_trigger;
+	if (w->l0_files > st->max_l0)
+		st->max_l0 = w->l0_files;
+}
+
 /* Simulate until the controller's deadline: fill @w, return the new time. */
 static uint64_t sim_window(struct sim_device *d, struct adaptive *c, uint64_t now,
 			   uint64_t bound_ns, struct adaptive_window *w, struct sim_stats *st)
@@ -117,7 +138,9 @@ static uint64_t sim_window(struct sim_device *d, struct adaptive *c, uint64_t no
 				st->held_ns_run += dt;
 		}
 		now += dt;
+		sim_l0(d, now, low);
 	}
+	note_l0(d, w, st);
 	return now;
 }
 
@@ -131,6 +154,7 @@ void sim_run(struct sim_device *d, struct adaptive *c, uint64_t *now, uint64_t u
 	while (*now < until) {
 		bool in_probe = c->phase != PHASE_RUN;
 		uint64_t start = *now;
+		uint32_t level = c->level;
 
 		if (!in_probe) {
 			if (c->level < st->min_level)
@@ -142,5 +166,7 @@ void sim_run(struct sim_device *d, struct adaptive *c, uint64_t *now, uint64_t u
 		*now = sim_window(d, c, *now, bound_ns, &w, st);
 		note_window(c, in_probe, w.low_bytes, *now - start, st);
 		adaptive_step(c, *now, &w);
+		st->level_changes += c->phase == PHASE_RUN && !in_probe && c->level != level;
+		st->windows_under_l0_floor += c->phase == PHASE_RUN && c->level < c->l0_floor;
 	}
 }

@@ -5,6 +5,8 @@
  * takes base + jitter and waits behind the low I/Os in flight (min(cap, low threads) of
  * them, the first partly done), each taking setup + its size / bandwidth. The low tier moves
  * what the device served while the reader waited, or everything when the reader is off.
+ * Optionally a database's L0: a flush adds a file at a fixed rate, and the low tier's bytes
+ * compact them away; each window tells the controller L0 and its trigger, as the LOG would.
  */
 #ifndef IOTIER_SIM_DEVICE_H
 #define IOTIER_SIM_DEVICE_H
@@ -24,6 +26,10 @@ struct sim_device {
 	uint64_t disturb_ns;           /* added to every read (an outside load), 0 normally */
 	bool reader_on;
 	uint64_t rng;
+	uint32_t l0_trigger;           /* the slowdown trigger; 0: no database */
+	uint64_t flush_every_ns;       /* a flush adds a file of ... */
+	uint64_t file_bytes;           /* ... this much, which as many low bytes compact */
+	uint64_t l0_bytes, next_flush_ns; /* L0 now, and when the next flush comes */
 };
 
 /* What happened over one sim_run, to assert on. */
@@ -34,6 +40,9 @@ struct sim_stats {
 	uint64_t windows_under_floor;  /* ... whose low rate was under the floor */
 	uint32_t min_level, max_level; /* outside probes */
 	uint64_t held_ns_run;          /* time at cap 0 outside probes */
+	uint32_t max_l0;               /* the most L0 files a window ended with */
+	uint64_t level_changes;        /* windows whose level differed from the one before */
+	uint64_t windows_under_l0_floor; /* windows that ended below the controller's L0 floor */
 };
 
 /* The rig of issue 12's table: 150 us + 300 MB/s, 1 MiB low writes, one low thread. */
