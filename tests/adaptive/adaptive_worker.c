@@ -2,14 +2,18 @@
 /* adaptive_worker.c: the adaptive tests' worker process and its probes (adaptive_worker.h). */
 #include "adaptive_worker.h"
 
+#include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "adaptive/adaptive_view.h"
 #include "cleanup.h"
 #include "self_maps.h"
 #include "test_env.h"
@@ -56,6 +60,48 @@ bool adaptive_worker_in_futex(pid_t tid)
 		nr = -1;
 	fclose(f);
 	return nr == SYS_futex;
+}
+
+bool adaptive_worker_view_readable(struct adaptive_region *r)
+{
+	struct adaptive_view v;
+
+	return adaptive_view_read(adaptive_view_copy_local, r, &v) == 0;
+}
+
+uint64_t adaptive_worker_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int adaptive_worker_child_loop(int stop_fd, bool (*low_io)(void))
+{
+	struct pollfd p = { .fd = stop_fd, .events = POLLIN };
+	uint64_t until = adaptive_worker_now_ns() + 10000000000ull;
+
+	prctl(PR_SET_NAME, "bg-child", 0, 0, 0);
+	while (adaptive_worker_now_ns() < until && poll(&p, 1, 0) == 0)
+		if (!low_io() || usleep(1000))
+			return 2;
+	return poll(&p, 1, 0) == 1 ? 0 : 1;
+}
+
+pid_t adaptive_worker_start_child(const char *self, const char *how, const char *dir, int stop_fd)
+{
+	char fd_text[16];
+	pid_t pid;
+
+	snprintf(fd_text, sizeof(fd_text), "%d", stop_fd);
+	pid = fork();
+	if (pid == 0) {
+		setenv("IOTIER_TEST_STEP", how, 1);
+		execl(self, self, "worker", "child", dir, fd_text, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
 }
 
 static void kill_worker(void *arg)

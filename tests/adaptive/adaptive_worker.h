@@ -34,6 +34,25 @@ uint64_t adaptive_worker_noted(struct adaptive_region *r);
 /* Is thread @tid of this process in the futex syscall right now? */
 bool adaptive_worker_in_futex(pid_t tid);
 
+/* Does adaptive_view_read copy @r whole (its seqlock even, every field sane)? */
+bool adaptive_worker_view_readable(struct adaptive_region *r);
+
+/* CLOCK_MONOTONIC in nanoseconds, the shim's own clock for its stamps. */
+uint64_t adaptive_worker_now_ns(void);
+
+/*
+ * A child of the tree that does low I/O (@low_io, false on an error) once a millisecond
+ * until @stop_fd becomes readable or ten seconds pass, so that it steps the controller
+ * whenever a window has ended: 0 when told to stop, 1 after ten seconds, 2 on an error.
+ */
+int adaptive_worker_child_loop(int stop_fd, bool (*low_io)(void));
+
+/*
+ * Fork and exec "@self worker child @dir @stop_fd" with IOTIER_TEST_STEP=@how (the test
+ * hook of preload/adaptive_tree.c: leave or stop inside a step); its pid.
+ */
+pid_t adaptive_worker_start_child(const char *self, const char *how, const char *dir, int stop_fd);
+
 /* Kill a worker still running however the test ends (cleanup.h): 0, or -1. */
 int adaptive_worker_kill_on_exit(void);
 

@@ -23,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "adaptive_worker.h"
@@ -56,13 +55,8 @@ static uint64_t nreads;
 static uint64_t *write_start;     /* per write: its start */
 static unsigned char *write_waited; /* per write: waited at the gate */
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+/* One clock with the shim's stamps. */
+#define now_ns adaptive_worker_now_ns
 
 /* ---- the worker, under the shim ---------------------------------------------------- */
 

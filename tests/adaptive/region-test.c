@@ -25,7 +25,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -33,7 +32,6 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "adaptive/adaptive_view.h"
@@ -54,13 +52,8 @@ static const char *dir;
 static int io_fd = -1;
 static char block[4096];
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+/* One clock with the shim's stamps. */
+#define now_ns adaptive_worker_now_ns
 
 /* One low I/O: through the shim's gate, and a step when the window is due. */
 static bool low_io(void)
@@ -68,12 +61,8 @@ static bool low_io(void)
 	return pwrite(io_fd, block, sizeof(block), 0) == (ssize_t)sizeof(block);
 }
 
-static bool view_readable(void)
-{
-	struct adaptive_view v;
-
-	return adaptive_view_read(adaptive_view_copy_local, region, &v) == 0;
-}
+/* Can another process's copy of the view be read (the seqlock even, the fields sane)? */
+#define view_readable() adaptive_worker_view_readable(region)
 
 /* Does this process's state file show the controller? */
 static bool state_file_has_adaptive(void)
@@ -90,37 +79,6 @@ static bool state_file_has_adaptive(void)
 	close(fd);
 	text[n > 0 ? n : 0] = '\0';
 	return strstr(text, "\nadaptive_windows ") != NULL;
-}
-
-/* ---- the child exec'd into the tree (killed, stopped) -------------------------------- */
-
-/* Low I/O until the worker writes to @stop_fd (or ten seconds): it steps when it may. */
-static int child_main(int stop_fd)
-{
-	struct pollfd p = { .fd = stop_fd, .events = POLLIN };
-	uint64_t until = now_ns() + PATIENCE_NS;
-
-	prctl(PR_SET_NAME, "bg-child", 0, 0, 0);
-	while (now_ns() < until && poll(&p, 1, 0) == 0)
-		if (!low_io() || usleep(1000))
-			return 2;
-	return poll(&p, 1, 0) == 1 ? 0 : 1;
-}
-
-/* Start "self worker child DIR STOP_FD" with IOTIER_TEST_STEP=@how; its pid. */
-static pid_t start_child(const char *self, const char *how, int stop_fd)
-{
-	char fd_text[16];
-	pid_t pid;
-
-	snprintf(fd_text, sizeof(fd_text), "%d", stop_fd);
-	pid = fork();
-	if (pid == 0) {
-		setenv("IOTIER_TEST_STEP", how, 1);
-		execl(self, self, "worker", "child", dir, fd_text, (char *)NULL);
-		_exit(127);
-	}
-	return pid;
 }
 
 /* ---- the modes ----------------------------------------------------------------------- */
@@ -146,7 +104,7 @@ static void mode_killed(const char *self)
 
 	if (!EXPECT(pipe(stop) == 0, "pipe: %m"))
 		return;
-	child = start_child(self, "exit", stop[0]);
+	child = adaptive_worker_start_child(self, "exit", dir, stop[0]);
 	EXPECT(waitpid(child, &status, 0) == child && WIFEXITED(status) &&
 	       WEXITSTATUS(status) == TEST_STEP_EXIT, "the child did not leave inside its step "
 	       "(status %#x)", status);
@@ -174,7 +132,7 @@ static void mode_stopped(const char *self)
 
 	if (!EXPECT(pipe(stop) == 0, "pipe: %m"))
 		return;
-	child = start_child(self, "stop", stop[0]);
+	child = adaptive_worker_start_child(self, "stop", dir, stop[0]);
 	if (!EXPECT(waitpid(child, &status, WUNTRACED) == child && WIFSTOPPED(status),
 		    "the child did not stop inside its step (status %#x)", status))
 		return;
@@ -334,7 +292,7 @@ static int worker(const char *self, const char *mode, const char *const *rest)
 	if (io_fd < 0)
 		return test_fail("open %s: %m", path);
 	if (!strcmp(mode, "child"))
-		return child_main(rest[0] ? atoi(rest[0]) : -1);
+		return adaptive_worker_child_loop(rest[0] ? atoi(rest[0]) : -1, low_io);
 	if (!strcmp(mode, "killed"))
 		mode_killed(self);
 	else if (!strcmp(mode, "stopped"))

@@ -35,7 +35,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -44,7 +43,6 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "adaptive/adaptive_view.h"
@@ -69,25 +67,16 @@ static const char *dir;
 static int io_fd = -1;
 static char block[4096];
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+/* One clock with the shim's stamps. */
+#define now_ns adaptive_worker_now_ns
 
 static bool low_io(void)
 {
 	return pwrite(io_fd, block, sizeof(block), 0) == (ssize_t)sizeof(block);
 }
 
-static bool view_readable(void)
-{
-	struct adaptive_view v;
-
-	return adaptive_view_read(adaptive_view_copy_local, region, &v) == 0;
-}
+/* Can another process's copy of the view be read (the seqlock even, the fields sane)? */
+#define view_readable() adaptive_worker_view_readable(region)
 
 /* ---- foreground: the reader never steps ---------------------------------------------- */
 
@@ -136,34 +125,6 @@ static void mode_foreground(void)
 
 /* ---- takeover: a stopped and a killed stepper --------------------------------------- */
 
-/* The child: low I/O until the worker writes to @stop_fd (or PATIENCE_NS). */
-static int child_main(int stop_fd)
-{
-	struct pollfd p = { .fd = stop_fd, .events = POLLIN };
-	uint64_t until = now_ns() + PATIENCE_NS;
-
-	prctl(PR_SET_NAME, "bg-child", 0, 0, 0);
-	while (now_ns() < until && poll(&p, 1, 0) == 0)
-		if (!low_io() || usleep(1000))
-			return 2;
-	return poll(&p, 1, 0) == 1 ? 0 : 1;
-}
-
-static pid_t start_child(const char *self, const char *how, int stop_fd)
-{
-	char fd_text[16];
-	pid_t pid;
-
-	snprintf(fd_text, sizeof(fd_text), "%d", stop_fd);
-	pid = fork();
-	if (pid == 0) {
-		setenv("IOTIER_TEST_STEP", how, 1);
-		execl(self, self, "worker", "child", dir, fd_text, (char *)NULL);
-		_exit(127);
-	}
-	return pid;
-}
-
 /* Slow reads for the window, then a low I/O: the level goes down, window by window. */
 static void slow_reads_and_io(void)
 {
@@ -195,11 +156,11 @@ static void mode_takeover(const char *self)
 
 	if (!EXPECT(pipe(stop) == 0, "pipe: %m"))
 		return;
-	stopped = start_child(self, "stop", stop[0]);
+	stopped = adaptive_worker_start_child(self, "stop", dir, stop[0]);
 	if (!EXPECT(waitpid(stopped, &status, WUNTRACED) == stopped && WIFSTOPPED(status),
 		    "the first child did not stop inside its step (status %#x)", status))
 		return;
-	killed = start_child(self, "exit", stop[0]);
+	killed = adaptive_worker_start_child(self, "exit", dir, stop[0]);
 	EXPECT(waitpid(killed, &status, 0) == killed && WIFEXITED(status) &&
 	       WEXITSTATUS(status) == TEST_STEP_EXIT, "the second child did not die inside its "
 	       "step (status %#x)", status);
@@ -473,7 +434,7 @@ static int worker(const char *self, const char *mode, const char *const *rest)
 	if (io_fd < 0 || ftruncate(io_fd, sizeof(block)) != 0)
 		return test_fail("open %s: %m", path);
 	if (!strcmp(mode, "child"))
-		return child_main(rest[0] ? atoi(rest[0]) : -1);
+		return adaptive_worker_child_loop(rest[0] ? atoi(rest[0]) : -1, low_io);
 	/* The main thread is low, but for the modes whose reader is a thread of its own. */
 	if (strcmp(mode, "foreground") && strcmp(mode, "idle"))
 		prctl(PR_SET_NAME, "bg-worker", 0, 0, 0);
