@@ -226,6 +226,7 @@ def check_adaptive(r, lib, state, url):
     aim.terminate()
     aim.wait()
     check_adaptive_log_writer(r, lib, state, url)
+    check_adaptive_older_file(r, state, url)
 
 
 ISSUE23 = [("last_step_age_seconds", "gauge"), ("stale", "gauge"), ("l0_files", "gauge"),
@@ -270,6 +271,28 @@ while not select.select([sys.stdin], [], [], 0.02)[0]:
 sys.stdin.readline()
 sys.stdin.read()
 '''
+
+
+def check_adaptive_older_file(r, state, url):
+    """A live process's file from an older shim (no adaptive_last_step_ns): its controller is
+    shown, but no age (it would be the uptime) and no stale flag."""
+    old = r.spawn(["sleep", "60"])
+    with open(f"/proc/{old.pid}/stat") as f:
+        start = int(f.read().rsplit(")", 1)[1].split()[19])   # field 22
+    with open(os.path.join(state, f"{old.pid}.state"), "w") as f:
+        f.write(f"iotier-shim-state 1\npid {old.pid}\nstarttime {start}\nprocess_tier low\n"
+                f"adaptive_target_permille 990\nadaptive_target_factor_milli 0\n"
+                f"adaptive_target_latency_ns 1500000\nadaptive_creator_pid {old.pid}\n"
+                "adaptive_level 12\nadaptive_level_full 12\nadaptive_windows 3\n")
+    s = parse(http_get(url)[2])
+    pid = str(old.pid)
+    expect(value(s, "iotier_adaptive_windows_total", pid=pid) == 3, "the older file's controller")
+    expect(value(s, "iotier_adaptive_last_step_age_seconds", pid=pid) is None,
+           "an age for a file without adaptive_last_step_ns")
+    expect(value(s, "iotier_adaptive_stale", pid=pid) is None,
+           "a stale flag for a file without adaptive_last_step_ns")
+    old.kill()
+    old.wait()
 
 
 def check_adaptive_log_writer(r, lib, state, url):

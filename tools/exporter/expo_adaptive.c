@@ -139,18 +139,20 @@ static double v_baseline_reads(const struct adaptive_view *v)
 static double v_taken_back(const struct adaptive_view *v) { return (double)v->slots_taken_back; }
 static double v_takeovers(const struct adaptive_view *v) { return (double)v->step_takeovers; }
 
-/* The series that depend on the time now: the age of the last step, @age_ns. */
+/*
+ * The series that depend on the time now: the age of the last step, @age_ns. Absent for a
+ * file without adaptive_last_step_ns (an older shim's): its age would be the uptime.
+ */
 typedef double (*adaptive_aged)(const struct adaptive_view *v, uint64_t age_ns);
 static double v_age(const struct adaptive_view *v, uint64_t age_ns)
 {
-	(void)v;
-	return (double)age_ns / 1e9;
+	return v->last_step_ns ? (double)age_ns / 1e9 : NAN;
 }
 /* The file lags the controller by up to its refresh period: that much more is allowed. */
 static double v_stale(const struct adaptive_view *v, uint64_t age_ns)
 {
-	(void)v;
-	return age_ns > ADAPTIVE_VIEW_STALE_NS + STATE_FILE_ADAPTIVE_EVERY_NS;
+	return v->last_step_ns ? age_ns > ADAPTIVE_VIEW_STALE_NS + STATE_FILE_ADAPTIVE_EVERY_NS :
+				 NAN;
 }
 
 static const struct {
