@@ -16,7 +16,9 @@ const struct adaptive_view_field adaptive_view_fields[ADAPTIVE_VIEW_NFIELDS] = {
 	FIELD(creator_pid), FIELD(baseline_ns), FIELD(bound_ns), FIELD(level), FIELD(level_full),
 	FIELD(cap), FIELD(chunk), FIELD(probing), FIELD(rate), FIELD(miss_permille),
 	FIELD(held_ns), FIELD(windows), FIELD(misses), FIELD(probes), FIELD(floor_lifts),
-	FIELD(debt_lifts),
+	FIELD(debt_lifts), FIELD(l0_files), FIELD(l0_trigger), FIELD(l0_floor), FIELD(l0_lifts),
+	FIELD(void_probes), FIELD(short_probes), FIELD(valid_probes), FIELD(baseline_reads),
+	FIELD(last_step_ns), FIELD(slots_taken_back), FIELD(step_takeovers),
 };
 #undef FIELD
 
@@ -68,6 +70,18 @@ static int copy_fields(adaptive_copy_fn copy, void *ctx, struct adaptive_view *v
 	COPY(ctl.probes, v->probes);
 	COPY(ctl.floor_lifts, v->floor_lifts);
 	COPY(ctl.debt_lifts, v->debt_lifts);
+	COPY(ctl.l0_files, v->l0_files);
+	COPY(ctl.l0_trigger, v->l0_trigger);
+	COPY(ctl.l0_floor, v->l0_floor);
+	COPY(ctl.l0_lifts, v->l0_lifts);
+	COPY(ctl.void_probes, v->void_probes);
+	COPY(ctl.short_probes, v->short_probes);
+	COPY(ctl.valid_probes, v->valid_probes);
+	COPY(ctl.probe_reads[0], v->baseline_reads); /* the latest valid probe's, first */
+	COPY(ctl.last_step_ns, v->last_step_ns);
+	/* Counters outside the controller, moved by atomics: as of the copy, not the step. */
+	COPY(gate.reclaimed, v->slots_taken_back);
+	COPY(takeovers, v->step_takeovers);
 	v->probing = phase; /* made a flag once the copy is kept and checked */
 	v->level_full = ADAPTIVE_LEVEL_FULL;
 	return 0;
@@ -80,6 +94,7 @@ static int copy_fields(adaptive_copy_fn copy, void *ctx, struct adaptive_view *v
 static int check_kept(struct adaptive_view *v)
 {
 	if (v->level > ADAPTIVE_LEVEL_FULL || v->probing > PHASE_PROBE_MEASURE ||
+	    v->l0_floor > ADAPTIVE_LEVEL_FULL ||
 	    !v->target.permille || v->target.permille > TARGET_PERMILLE_MAX)
 		return -ERANGE;
 	v->probing = v->probing != PHASE_RUN;

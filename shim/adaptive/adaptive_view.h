@@ -9,6 +9,10 @@
  * counter, the fields, the counter again, and keeps the copy only if both counts are the
  * same even number. The copy goes through a callback, so the same reader serves the shim
  * (its own mapping) and `iotier threads` (another process's, through /proc/PID/mem).
+ *
+ * Only low threads step (adaptive_region.h), so with none calling the snapshot is the last
+ * step's decision, however old: it carries that step's time (last_step_ns), and a reader
+ * says how long ago that was, with its own clock (adaptive_view_step_age_ns).
  */
 #ifndef IOTIER_ADAPTIVE_VIEW_H
 #define IOTIER_ADAPTIVE_VIEW_H
@@ -33,6 +37,17 @@ struct adaptive_view {
 	uint64_t miss_permille;     /* reads over the bound in the last judged window */
 	uint64_t held_ns;           /* total time held (cap 0), probes included */
 	uint64_t windows, misses, probes, floor_lifts, debt_lifts;
+	/* The database's L0 (debt_log.h) as the last step saw it; 0 and 0: unknown, no floor. */
+	uint64_t l0_files, l0_trigger; /* the trigger: the smaller of slowdown and stop */
+	uint64_t l0_floor;          /* the level L0 imposes, 0 (none) .. level_full */
+	uint64_t l0_lifts;          /* windows the L0 floor raised the level or refused a cut */
+	uint64_t void_probes;       /* probes voided by urgent threads' I/O */
+	uint64_t short_probes;      /* probes in a row with too few reads (0 after a valid one) */
+	uint64_t valid_probes;      /* probes that gave a baseline */
+	uint64_t baseline_reads;    /* reads of the last probe that gave one; 0: none yet */
+	uint64_t last_step_ns;      /* CLOCK_MONOTONIC of the last step (or of the start) */
+	uint64_t slots_taken_back;  /* gate slots taken back from dead or stopped holders */
+	uint64_t step_takeovers;    /* steps taken over from a stepper past its lease */
 };
 
 /* The numeric fields by name: the state file's "adaptive_NAME VALUE" lines. */
@@ -41,12 +56,31 @@ struct adaptive_view_field {
 	size_t offset;
 };
 extern const struct adaptive_view_field adaptive_view_fields[];
-#define ADAPTIVE_VIEW_NFIELDS 16
+#define ADAPTIVE_VIEW_NFIELDS 27
 
 static inline uint64_t *adaptive_view_at(struct adaptive_view *v, unsigned i)
 {
 	return (uint64_t *)((char *)v + adaptive_view_fields[i].offset);
 }
+
+/*
+ * How long before @now_ns (CLOCK_MONOTONIC, the reader's) the controller last stepped; 0
+ * for a step stamped later (the stepper's coarse clock, a few ms behind, never ahead).
+ * Another time namespace's monotonic clock has another origin: the age is then wrong.
+ */
+static inline uint64_t adaptive_view_step_age_ns(const struct adaptive_view *v, uint64_t now_ns)
+{
+	return now_ns > v->last_step_ns ? now_ns - v->last_step_ns : 0;
+}
+
+/*
+ * A view whose last step is this old is stale: the cap's lease (ADAPTIVE_LEASE_NS) has
+ * lapsed, so the gate applies no cap whatever the view says, until a low thread's call
+ * steps again. A reader of a state file allows STATE_FILE_ADAPTIVE_EVERY_NS more: the file
+ * is rewritten at most that often, so its last step may be older by that much while the
+ * controller still steps.
+ */
+#define ADAPTIVE_VIEW_STALE_NS ADAPTIVE_LEASE_NS /* adaptive_region.h */
 
 /* Copy @len bytes at offset @off of the region into @dst; 0 or -errno. */
 typedef int (*adaptive_copy_fn)(void *ctx, size_t off, void *dst, size_t len);

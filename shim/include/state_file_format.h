@@ -14,11 +14,16 @@
  *                                blkio v1 without bfq; docs/cgroup.md)
  *     adaptive_target_permille 990   (under a target only: the controller, one number a
  *     adaptive_level 5                line, as shim/adaptive/adaptive_view.h names the fields)
+ *     adaptive_last_step_ns 81234567890  (CLOCK_MONOTONIC of the controller's last step)
  *
  * Under a target, the process that runs the controller also rewrites its file after a
  * step, at most every STATE_FILE_ADAPTIVE_EVERY_NS; the controller is one per process tree,
  * so the files of a tree's processes carry the same adaptive_creator_pid, and the one with
- * the most adaptive_windows is the freshest.
+ * the latest adaptive_last_step_ns (then the most adaptive_windows) is the freshest. Only
+ * low threads step, so with none calling, no file changes: a reader tells how old the
+ * numbers are from adaptive_last_step_ns and its own CLOCK_MONOTONIC (the same clock in
+ * every process of one time namespace), and calls them stale past ADAPTIVE_VIEW_STALE_NS +
+ * STATE_FILE_ADAPTIVE_EVERY_NS (adaptive_view.h).
  *
  * The file is rewritten (temp file + rename) when a thread's tier changes, a tagged thread
  * ends or the process forks, and removed at exit. The directory must exist when the

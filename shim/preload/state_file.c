@@ -19,6 +19,13 @@
 
 /* The directory (at most STATE_DIR_MAX - 1), "/.", pid, ".", tid, ".tmp" and a NUL. */
 #define PATH_LEN (STATE_DIR_MAX + 32)
+/*
+ * The file's text at its longest: about 130 bytes of header, 8 thread lines of 24, and
+ * under a target 3 + ADAPTIVE_VIEW_NFIELDS lines of at most 51 ("adaptive_", a name of
+ * up to 19, a 20-digit number): 1.7 KiB with 27 fields. A text cut at its end would lose
+ * lines silently, so the buffer is sized from the table, with room to spare.
+ */
+#define STATE_TEXT_MAX (512 + 64 * (3 + ADAPTIVE_VIEW_NFIELDS))
 
 static const char *state_dir;   /* shim.cfg.state_dir once it is usable; NULL: off */
 static pid_t state_owner;       /* the pid whose file this memory wrote */
@@ -169,7 +176,7 @@ static void format_state(struct out *o, pid_t pid)
 
 static void publish(void)
 {
-	char tmp[PATH_LEN], final[PATH_LEN], text[1536];
+	char tmp[PATH_LEN], final[PATH_LEN], text[STATE_TEXT_MAX];
 	struct out o;
 	pid_t pid, tid;
 	long fd, len, ok;

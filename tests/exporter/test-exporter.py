@@ -182,14 +182,14 @@ def mode_http(iotier):
         expect(not leftovers, f"temp files left: {leftovers}")
 
 
-def shim_run(r, lib, state, argv, user=None):
+def shim_run(r, lib, state, argv, user=None, **kw):
     """Run @argv under the shim (and not setpriv, which would leave a file of its own)."""
     env = dict(os.environ, IOTIER_STATE_DIR=state, IOTIER_LOW="comm:sleep")
     argv = ["env", f"LD_PRELOAD={lib}", *argv]
     if user:
         pw = pwd.getpwnam(user)
         argv = ["setpriv", f"--reuid={pw.pw_uid}", f"--regid={pw.pw_gid}", "--clear-groups", *argv]
-    return r.spawn(argv, env=env)
+    return r.spawn(argv, env=env, **kw)
 
 
 def state_files(state):
@@ -222,8 +222,114 @@ def check_adaptive(r, lib, state, url):
     expect("# TYPE iotier_adaptive_windows counter" in om and
            f'iotier_adaptive_windows_total{{pid="{pid}"}} 0' in om, "OM: adaptive counter family")
     expect("# UNIT iotier_adaptive_held_seconds seconds" in om, "OM: held_seconds unit")
+    check_adaptive_issue23(s, body, pid)
     aim.terminate()
     aim.wait()
+    check_adaptive_log_writer(r, lib, state, url)
+    check_adaptive_older_file(r, state, url)
+
+
+ISSUE23 = [("last_step_age_seconds", "gauge"), ("stale", "gauge"), ("l0_files", "gauge"),
+           ("l0_trigger_files", "gauge"), ("l0_floor_level", "gauge"), ("l0_lifts", "counter"),
+           ("valid_probes", "counter"), ("void_probes", "counter"),
+           ("short_probe_streak", "gauge"), ("baseline_reads", "gauge"),
+           ("slots_taken_back", "counter"), ("step_takeovers", "counter")]
+
+
+def check_adaptive_issue23(s, body, pid):
+    """Issue 23's series, each with HELP and TYPE; for a process that never steps (sleep):
+    no L0 (unknown), no floor, no probes or slots, and the age of its start."""
+    for name, kind in ISSUE23:
+        family = f"iotier_adaptive_{name}" + ("_total" if kind == "counter" else "")
+        expect(f"# HELP {family} " in body and f"# TYPE {family} {kind}\n" in body,
+               f"no HELP/TYPE for {family}")
+    for name in ("l0_lifts", "valid_probes", "void_probes", "slots_taken_back", "step_takeovers"):
+        expect(value(s, f"iotier_adaptive_{name}_total", pid=pid) == 0, f"{name}_total, want 0")
+    for name in ("l0_files", "l0_trigger_files", "baseline_reads"):
+        expect(value(s, f"iotier_adaptive_{name}", pid=pid) is None, f"{name}: unknown, yet shown")
+    expect(value(s, "iotier_adaptive_l0_floor_level", pid=pid) == 0, "l0_floor_level, want 0")
+    expect(value(s, "iotier_adaptive_short_probe_streak", pid=pid) == 0, "short_probe_streak")
+    age = value(s, "iotier_adaptive_last_step_age_seconds", pid=pid)
+    expect(age is not None and 0 <= age < 60, f"last_step_age_seconds {age}")
+    expect(age is not None and value(s, "iotier_adaptive_stale", pid=pid) == (age > 2),
+           "stale vs age")
+
+
+# A low writer of RocksDB's LOG: its triggers (20, 36) and a flush event with 15 files in L0,
+# then a block every 20 ms, so the controller steps, until a line on stdin stops it.
+LOG_WRITER = r'''
+import os, select, sys
+d = sys.argv[1]
+log = os.open(d + "/LOG", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+os.write(log, b"2026/12/04-20:44:01.453339 1 Options.level0_slowdown_writes_trigger: 20\n"
+              b"2026/12/04-20:44:01.453340 1 Options.level0_stop_writes_trigger: 36\n"
+              b'2026/12/04-20:44:01.477931 2 EVENT_LOG_v1 {"time_micros": 1, "job": 2, '
+              b'"event": "flush_finished", "lsm_state": [15, 4, 0, 0, 0, 0, 0]}\n')
+data = os.open(d + "/data", os.O_RDWR | os.O_CREAT, 0o644)
+while not select.select([sys.stdin], [], [], 0.02)[0]:
+    os.pwrite(data, b"x" * 4096, 0)
+sys.stdin.readline()
+sys.stdin.read()
+'''
+
+
+def check_adaptive_older_file(r, state, url):
+    """A live process's file from an older shim (no adaptive_last_step_ns): its controller is
+    shown, but no age (it would be the uptime) and no stale flag."""
+    old = r.spawn(["sleep", "60"])
+    with open(f"/proc/{old.pid}/stat") as f:
+        start = int(f.read().rsplit(")", 1)[1].split()[19])   # field 22
+    with open(os.path.join(state, f"{old.pid}.state"), "w") as f:
+        f.write(f"iotier-shim-state 1\npid {old.pid}\nstarttime {start}\nprocess_tier low\n"
+                f"adaptive_target_permille 990\nadaptive_target_factor_milli 0\n"
+                f"adaptive_target_latency_ns 1500000\nadaptive_creator_pid {old.pid}\n"
+                "adaptive_level 12\nadaptive_level_full 12\nadaptive_windows 3\n")
+    s = parse(http_get(url)[2])
+    pid = str(old.pid)
+    expect(value(s, "iotier_adaptive_windows_total", pid=pid) == 3, "the older file's controller")
+    expect(value(s, "iotier_adaptive_last_step_age_seconds", pid=pid) is None,
+           "an age for a file without adaptive_last_step_ns")
+    expect(value(s, "iotier_adaptive_stale", pid=pid) is None,
+           "a stale flag for a file without adaptive_last_step_ns")
+    old.kill()
+    old.wait()
+
+
+def check_adaptive_log_writer(r, lib, state, url):
+    """Issue 23: L0, its trigger and the floor level from the state file of a low writer
+    of a LOG; fresh while it writes, stale once it stopped for longer than the cap's lease
+    and the file's refresh (2 s)."""
+    d = os.path.join(r.tmp, "db")
+    os.mkdir(d)
+    w = shim_run(r, lib, state, ["env", "IOTIER_TARGET=read.p99<=1.5ms", "IOTIER_LOW=comm:python3*",
+                                 "IOTIER_DEBT_LOG=*/LOG", sys.executable, "-c", LOG_WRITER, d],
+                 stdin=subprocess.PIPE)
+    pid = str(w.pid)
+
+    def l0_known():
+        s = parse(http_get(url)[2])
+        return s if value(s, "iotier_adaptive_l0_files", pid=pid) == 15 else None
+    s = rig.wait_for("the writer's L0 in the metrics", l0_known, timeout=30)
+    expect(s is not None, "no iotier_adaptive_l0_files 15 for the LOG writer")
+    if s:
+        expect(value(s, "iotier_adaptive_l0_trigger_files", pid=pid) == 20, "l0_trigger_files, want 20")
+        expect(value(s, "iotier_adaptive_l0_floor_level", pid=pid) == 7, "l0_floor_level, want 7")
+        expect(value(s, "iotier_adaptive_windows_total", pid=pid) > 0, "the writer never stepped")
+        expect(value(s, "iotier_adaptive_stale", pid=pid) == 0, "stale while the writer steps")
+        age = value(s, "iotier_adaptive_last_step_age_seconds", pid=pid)
+        expect(age is not None and age <= 2, f"last_step_age_seconds {age} while it steps")
+    w.stdin.write(b"stop\n")
+    w.stdin.flush()
+    time.sleep(3)   # past the lease (1 s) and the file's refresh (1 s), with room
+    body = http_get(url)[2]
+    s = parse(body)
+    age = value(s, "iotier_adaptive_last_step_age_seconds", pid=pid)
+    expect(age is not None and age > 2, f"last_step_age_seconds {age}, 3 s after the writer stopped")
+    expect(value(s, "iotier_adaptive_stale", pid=pid) == 1, "not stale 3 s after the writer stopped")
+    expect(value(s, "iotier_adaptive_l0_files", pid=pid) == 15, "L0 gone once stale")
+    promtool_check(body)
+    w.stdin.close()
+    w.wait()
 
 
 def mode_shim(iotier, lib):

@@ -4,9 +4,13 @@
  * (shim/adaptive/adaptive_view.c): it never keeps a copy taken while the sequence was odd or while
  * it moved, gives up rather than spin forever, and the stepper leaves the sequence even
  * and two further on after each step, with the controller's fields readable in between.
+ * Issue 23's facts reach the view: the database's L0, its trigger and the floor they set,
+ * the probes void and short, the baseline's reads, the slots taken back, the last step's
+ * time and its age; and every number of the view is named for the state file.
  */
 #include <check.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -179,10 +183,119 @@ START_TEST(test_step_bumps_sequence)
 }
 END_TEST
 
+/* A region whose controller holds issue 23's facts, each a distinct number. */
+static struct adaptive_region *issue23_region(void)
+{
+	struct adaptive_region *r = fake_region();
+
+	r->ctl.l0_files = 15;
+	r->ctl.l0_trigger = 20;
+	r->ctl.l0_floor = 7;
+	r->ctl.l0_lifts = 3;
+	r->ctl.void_probes = 2;
+	r->ctl.short_probes = 1;
+	r->ctl.valid_probes = 4;
+	r->ctl.probe_reads[0] = 412; /* the latest valid probe's */
+	r->ctl.probe_reads[1] = 999;
+	r->ctl.last_step_ns = 5000000000ull;
+	atomic_store(&r->gate.reclaimed, 5);
+	atomic_store(&r->takeovers, 6);
+	return r;
+}
+
+START_TEST(test_issue23_fields)
+{
+	struct adaptive_region *r = issue23_region();
+	struct adaptive_view v;
+
+	ck_assert_int_eq(adaptive_view_read(adaptive_view_copy_local, r, &v), 0);
+	ck_assert_uint_eq(v.l0_files, 15);
+	ck_assert_uint_eq(v.l0_trigger, 20);
+	ck_assert_uint_eq(v.l0_floor, 7);
+	ck_assert_uint_eq(v.l0_lifts, 3);
+	ck_assert_uint_eq(v.void_probes, 2);
+	ck_assert_uint_eq(v.short_probes, 1);
+	ck_assert_uint_eq(v.valid_probes, 4);
+	ck_assert_uint_eq(v.baseline_reads, 412);
+	ck_assert_uint_eq(v.last_step_ns, 5000000000ull);
+	ck_assert_uint_eq(v.slots_taken_back, 5);
+	ck_assert_uint_eq(v.step_takeovers, 6);
+	/* A floor no controller sets: a garbled region, shown as nothing. */
+	r->ctl.l0_floor = ADAPTIVE_LEVEL_FULL + 1;
+	ck_assert_int_eq(adaptive_view_read(adaptive_view_copy_local, r, &v), -ERANGE);
+	free(r);
+}
+END_TEST
+
+/* The age is the reader's clock minus the step's, never negative; stale past the lease. */
+START_TEST(test_step_age)
+{
+	struct adaptive_view v = { .last_step_ns = 5000000000ull };
+	struct adaptive_params p;
+	struct adaptive_target t;
+	struct adaptive_region *r;
+	char err[128];
+	uint64_t due;
+
+	ck_assert_uint_eq(adaptive_view_step_age_ns(&v, 8200000000ull), 3200000000ull);
+	ck_assert_uint_eq(adaptive_view_step_age_ns(&v, 4990000000ull), 0);
+	ck_assert_uint_eq(ADAPTIVE_VIEW_STALE_NS, ADAPTIVE_LEASE_NS);
+	/* A real step stamps its own time: the view shows the step's now, not the start's. */
+	adaptive_params_default(&p);
+	ck_assert_int_eq(adaptive_target_parse("read.p99<=1500us", &t, err, sizeof(err)), 0);
+	r = adaptive_region_create(&p, &t, monotonic_ns());
+	ck_assert_ptr_nonnull(r);
+	due = atomic_load(&r->deadline_ns) + 7;
+	ck_assert_int_eq(adaptive_region_maybe_step(r, due, getpid(), (pid_t)syscall(SYS_gettid)), 1);
+	ck_assert_int_eq(adaptive_view_read(adaptive_view_copy_local, r, &v), 0);
+	ck_assert_uint_eq(v.last_step_ns, due);
+	ck_assert_uint_eq(adaptive_view_step_age_ns(&v, due + ADAPTIVE_VIEW_STALE_NS),
+			  ADAPTIVE_VIEW_STALE_NS);
+	adaptive_region_destroy(r);
+}
+END_TEST
+
+/*
+ * Every number of the view has a name, once, for the state file's lines and the exporter's
+ * parser: a field added to the struct but not to the table would be lost on the way.
+ */
+START_TEST(test_every_field_named)
+{
+	size_t first = offsetof(struct adaptive_view, creator_pid);
+	bool seen[ADAPTIVE_VIEW_NFIELDS] = { false };
+	static const char *const issue23[] = {
+		"l0_files", "l0_trigger", "l0_floor", "l0_lifts", "void_probes", "short_probes",
+		"valid_probes", "baseline_reads", "last_step_ns", "slots_taken_back",
+		"step_takeovers",
+	};
+
+	ck_assert_uint_eq((sizeof(struct adaptive_view) - first) / sizeof(uint64_t),
+			  ADAPTIVE_VIEW_NFIELDS);
+	for (unsigned i = 0; i < ADAPTIVE_VIEW_NFIELDS; i++) {
+		size_t slot = (adaptive_view_fields[i].offset - first) / sizeof(uint64_t);
+
+		ck_assert_uint_ge(adaptive_view_fields[i].offset, first);
+		ck_assert_uint_lt(slot, ADAPTIVE_VIEW_NFIELDS);
+		ck_assert_msg(!seen[slot], "%s named twice", adaptive_view_fields[i].name);
+		seen[slot] = true;
+	}
+	for (unsigned k = 0; k < sizeof(issue23) / sizeof(issue23[0]); k++) {
+		unsigned i = 0;
+
+		while (i < ADAPTIVE_VIEW_NFIELDS && strcmp(adaptive_view_fields[i].name, issue23[k]))
+			i++;
+		ck_assert_msg(i < ADAPTIVE_VIEW_NFIELDS, "%s has no name", issue23[k]);
+	}
+	/* Appended: the older names keep their places, as the state file's readers expect. */
+	ck_assert_str_eq(adaptive_view_fields[0].name, "creator_pid");
+	ck_assert_str_eq(adaptive_view_fields[15].name, "debt_lifts");
+}
+END_TEST
+
 int main(void)
 {
 	return check_run_case("adaptive-view", "core", (const TTest *const[]){
 		test_odd_sequence_never_kept, test_moved_sequence_not_kept,
 		test_always_odd_gives_up, test_copy_error_returned, test_step_bumps_sequence,
-		NULL });
+		test_issue23_fields, test_step_age, test_every_field_named, NULL });
 }

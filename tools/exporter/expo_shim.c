@@ -28,7 +28,7 @@
 #include "state_file_format.h"
 
 #define EXPO_SHIM_MAX_FILES 100000   /* a scan reads at most this many files */
-#define EXPO_SHIM_FILE_MAX 8192      /* a state file is under 2 KiB: more is not one */
+#define EXPO_SHIM_FILE_MAX 8192      /* a state file is under 2.5 KiB: more is not one */
 
 const char *expo_shim_dir(const struct expo_options *x)
 {

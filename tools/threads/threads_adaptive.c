@@ -5,6 +5,8 @@
  * checked (adaptive_region_valid: the magic, this build's layout and size), then the
  * controller's fields are read through /proc/PID/mem with the seqlock reader the shim's
  * own state file uses (adaptive_view_read), so a step in progress is never half shown.
+ * Only low threads step the controller: with none calling, the snapshot is the last step's,
+ * so it is shown with its age, and as stale once the cap's lease has lapsed.
  */
 #include "threads_adaptive.h"
 
@@ -14,6 +16,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "adaptive/adaptive_tier.h"
@@ -73,6 +76,10 @@ void threads_read_adaptive(struct threads_report *r)
 	if (m.fd >= 0)
 		close(m.fd);
 	if (!err) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		r->adaptive_read_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 		r->adaptive_state = ADAPTIVE_READ;
 		return;
 	}
@@ -105,6 +112,35 @@ static const char *bytes(uint64_t b, const char *suffix, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * What came with issue 23: the age of the last step (stale once the cap's lease lapsed),
+ * the database's L0 and the floor it sets, the probes, the slots taken back.
+ */
+static void print_issue23(FILE *out, const struct threads_report *r)
+{
+	const struct adaptive_view *v = &r->adaptive;
+	uint64_t age = adaptive_view_step_age_ns(v, r->adaptive_read_ns);
+	char ago[24];
+
+	fprintf(out, "adaptive: last step %s ago%s\n", duration(age, ago, sizeof(ago)),
+		age >= ADAPTIVE_VIEW_STALE_NS ? ", stale: no low thread has called since, and the "
+		"gate applies no cap until one does" : "");
+	if (v->l0_trigger)
+		fprintf(out, "adaptive: L0 %" PRIu64 " files, trigger %" PRIu64 ", floor level %"
+			PRIu64 "; %" PRIu64 " L0 lifts\n", v->l0_files, v->l0_trigger, v->l0_floor,
+			v->l0_lifts);
+	else
+		fprintf(out, "adaptive: L0 unknown, no L0 floor; %" PRIu64 " L0 lifts\n",
+			v->l0_lifts);
+	fprintf(out, "adaptive: %" PRIu64 " probes gave a baseline", v->valid_probes);
+	if (v->baseline_reads)
+		fprintf(out, " (the last from %" PRIu64 " reads)", v->baseline_reads);
+	fprintf(out, ", %" PRIu64 " void (urgent threads' I/O), %" PRIu64 " short in a row\n",
+		v->void_probes, v->short_probes);
+	fprintf(out, "adaptive: %" PRIu64 " gate slots taken back from dead or stopped holders, %"
+		PRIu64 " steps taken over\n", v->slots_taken_back, v->step_takeovers);
+}
+
 void threads_print_adaptive(FILE *out, const struct threads_report *r)
 {
 	const struct adaptive_view *v = &r->adaptive;
@@ -130,4 +166,5 @@ void threads_print_adaptive(FILE *out, const struct threads_report *r)
 		" probes, %" PRIu64 " floor lifts, %" PRIu64 " debt lifts\n",
 		duration(v->held_ns, held, sizeof(held)), v->windows, v->misses, v->probes,
 		v->floor_lifts, v->debt_lifts);
+	print_issue23(out, r);
 }

@@ -75,13 +75,42 @@ static json_t *limit(uint64_t v, const char *zero)
 	       v == 0 && zero ? json_string(zero) : json_integer((json_int_t)v);
 }
 
+static json_t *known(uint64_t v, bool is)
+{
+	return is ? json_integer((json_int_t)v) : json_null();
+}
+
+/* The step's age, L0 and its floor, the probes, the slots taken back: 0 or -1. */
+static int adaptive_more(json_t *o, const struct adaptive_view *v, uint64_t read_ns)
+{
+	uint64_t age = adaptive_view_step_age_ns(v, read_ns);
+	int bad = 0;
+
+	bad |= json_object_set_new(o, "last_step_age_seconds", json_real((double)age / 1e9));
+	bad |= json_object_set_new(o, "stale", json_boolean(age >= ADAPTIVE_VIEW_STALE_NS));
+	bad |= json_object_set_new(o, "l0_files", known(v->l0_files, v->l0_trigger));
+	bad |= json_object_set_new(o, "l0_trigger", known(v->l0_trigger, v->l0_trigger));
+	bad |= json_object_set_new(o, "l0_floor", json_integer((json_int_t)v->l0_floor));
+	bad |= json_object_set_new(o, "l0_lifts", json_integer((json_int_t)v->l0_lifts));
+	bad |= json_object_set_new(o, "valid_probes", json_integer((json_int_t)v->valid_probes));
+	bad |= json_object_set_new(o, "void_probes", json_integer((json_int_t)v->void_probes));
+	bad |= json_object_set_new(o, "short_probes", json_integer((json_int_t)v->short_probes));
+	bad |= json_object_set_new(o, "baseline_reads", known(v->baseline_reads,
+							      v->baseline_reads != 0));
+	bad |= json_object_set_new(o, "slots_taken_back",
+				   json_integer((json_int_t)v->slots_taken_back));
+	bad |= json_object_set_new(o, "step_takeovers", json_integer((json_int_t)v->step_takeovers));
+	return bad ? -1 : 0;
+}
+
 /* The controller (docs/threads-json.md); NULL when out of memory. */
-static json_t *adaptive_json(const struct adaptive_view *v)
+static json_t *adaptive_json(const struct adaptive_view *v, uint64_t read_ns)
 {
 	char target[64];
+	json_t *o;
 
 	adaptive_target_format(&v->target, target, sizeof(target));
-	return json_pack("{s:s, s:I, s:o, s:o, s:I, s:I, s:o, s:o, s:b, s:I, s:f, s:f, "
+	o = json_pack("{s:s, s:I, s:o, s:o, s:I, s:I, s:o, s:o, s:b, s:I, s:f, s:f, "
 			 "s:I, s:I, s:I, s:I, s:I}",
 			 "target", target, "creator_pid", (json_int_t)v->creator_pid,
 			 "baseline_ns", v->target.relative && v->baseline_ns ?
@@ -95,6 +124,11 @@ static json_t *adaptive_json(const struct adaptive_view *v)
 			 "misses", (json_int_t)v->misses, "probes", (json_int_t)v->probes,
 			 "floor_lifts", (json_int_t)v->floor_lifts,
 			 "debt_lifts", (json_int_t)v->debt_lifts);
+	if (o && adaptive_more(o, v, read_ns)) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
 }
 
 int threads_report_json(FILE *out, const struct threads_report *r)
@@ -110,7 +144,8 @@ int threads_report_json(FILE *out, const struct threads_report *r)
 		bad |= json_object_set_new(root, "iotier", json_string(state_names[r->state]));
 		bad |= set_header(root, r);
 		bad |= json_object_set_new(root, "adaptive", r->adaptive_state == ADAPTIVE_READ ?
-					   adaptive_json(&r->adaptive) : json_null());
+					   adaptive_json(&r->adaptive, r->adaptive_read_ns) :
+					   json_null());
 		bad |= json_object_set_new(root, "adaptive_why", r->adaptive_state ==
 					   ADAPTIVE_UNREADABLE ? json_string(r->adaptive_why) :
 					   json_null());

@@ -42,6 +42,7 @@ struct threads_report {
 	/* The adaptive controller (threads_adaptive.c): none, read, or why it could not be. */
 	enum { ADAPTIVE_NONE, ADAPTIVE_READ, ADAPTIVE_UNREADABLE } adaptive_state;
 	struct adaptive_view adaptive;
+	uint64_t adaptive_read_ns;  /* CLOCK_MONOTONIC when it was read: its step's age */
 	const char *adaptive_why;
 	size_t n;
 	struct thread_row *rows;
