@@ -160,8 +160,10 @@
  * misaligned O_DIRECT, counts or offsets the kernel would refuse, a source not mapped end
  * to end, a write crossing RLIMIT_FSIZE or a device's end. Vectored calls pass whole. A
  * buffered write is a copy into memory: under a finite cap its device I/O is the shim's
- * writeback push, cut into chunk pieces that each hold a slot until their pages are on the
- * device; held, the write itself waits before it copies, or the flusher would write back a
+ * writeback push, cut into chunk pieces that each hold a slot while they are submitted
+ * (sync_file_range's WRITE) and are waited for without one, so the next low I/O is admitted
+ * as soon as the device has the piece (a pushing thread, waiting, adds at most one piece
+ * beyond the cap: preload/low_paths.c); held, the write itself waits before it copies, or the flusher would write back a
  * held tier's pages at the default class. io_uring and libaio submissions wait while the
  * tier is held or every slot is taken and hold none: the cap bounds them only at 0.
  *

@@ -28,7 +28,9 @@ SHIM_HIDDEN uint32_t adaptive_gate_enter(void);
 /*
  * The writeback push of a low thread (low_paths.c). adaptive_push_chunk: 0 while the tier
  * is at full or there is no target (push as without one), else the size of each gated
- * piece (1 MiB at least while the foreground is idle: adaptive_region_piece). Each piece passes adaptive_push_enter / _exit and is waited for before the next.
+ * piece (1 MiB at least while the foreground is idle: adaptive_region_piece). Each piece
+ * holds its slot (adaptive_push_enter / _exit) while it is submitted, and is waited for
+ * without one before the next.
  */
 SHIM_HIDDEN uint32_t adaptive_push_chunk(void);
 SHIM_HIDDEN uint32_t adaptive_push_enter(void);

@@ -199,12 +199,18 @@ static bool wait_own(int fd, off_t lo, off_t len, unsigned flags, bool drop)
 
 /*
  * While the adaptive tier holds the low tier back (a finite cap), the push is the low tier's
- * device I/O, so it passes the gate in chunk-size pieces and each piece is waited for before
- * the next (WAIT_BEFORE|WRITE|WAIT_AFTER, on our own description: a writeback error stays
- * for the program's fsync): the low tier's bytes at the device stay within cap x chunk. The
- * range is what was written since the last push, [@end - @bytes, @end): a sequential writer's
- * (an SST file's) new pages. Pages outside it (an earlier random write) wait for the next push
- * at full, or the flusher. Returns false, having done nothing, at full or without /proc.
+ * device I/O, so it passes the gate in chunk-size pieces, one at a time. A piece holds its slot while its I/O
+ * goes to the device, and no longer: earlier writeback of the range (the flusher's, not
+ * ours) is waited for first without a slot (WAIT_BEFORE), the slot is taken for the
+ * submission (WRITE: when it returns, the piece's bios are in the block layer), released,
+ * and the wait for their completion (WAIT_AFTER) holds none, so the next low I/O of the
+ * tree is admitted as soon as the device has this one. This thread's next piece, and its
+ * next I/O of any kind, comes only after that wait: a pushing thread never has more than one
+ * piece on the device beyond the cap (docs/adaptive.md, "Buffered writes"). The waits run
+ * on our own description: a writeback error stays for the program's fsync. The range is
+ * what was written since the last push, [@end - @bytes, @end): a sequential writer's (an SST
+ * file's) new pages. Pages outside it (an earlier random write) wait for the next push at
+ * full, or the flusher. Returns false, having done nothing, at full or without /proc.
  */
 static bool steer_gated(int fd, off_t end, uint64_t bytes)
 {
@@ -227,11 +233,13 @@ static bool steer_gated(int fd, off_t end, uint64_t bytes)
 		return false;
 	for (lo = end > (off_t)bytes ? end - (off_t)bytes : 0; lo < end; lo += (off_t)chunk) {
 		off_t len = end - lo < (off_t)chunk ? end - lo : (off_t)chunk;
-		uint32_t ticket = adaptive_push_enter();
+		uint32_t ticket;
 
-		sys_call(SYS_sync_file_range, own, lo, len, SYNC_FILE_RANGE_WAIT_BEFORE |
-			 SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+		sys_call(SYS_sync_file_range, own, lo, len, SYNC_FILE_RANGE_WAIT_BEFORE);
+		ticket = adaptive_push_enter();
+		sys_call(SYS_sync_file_range, own, lo, len, SYNC_FILE_RANGE_WRITE);
 		adaptive_push_exit(ticket);
+		sys_call(SYS_sync_file_range, own, lo, len, SYNC_FILE_RANGE_WAIT_AFTER);
 	}
 	sys_call(SYS_close, own);
 	return true;

@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Description: the adaptive tier's allowance counts what the low tier puts on the device
+ * (issue 23, item 5). Run under the shim with IOTIER_LOW=bg-*, a target and
+ * IOTIER_GATE_WAIT=60s; the program pins the shared region it finds in /proc/self/maps at
+ * cap 1, chunk 1 MiB (the controller stopped, no lease). Modes:
+ *  push:    a low writer's buffered 1 MiB write is pushed to a device throttled to 1 MiB/s
+ *           for that thread alone (a blkio v1 cgroup on an ext4 loop device of the test's),
+ *           so the push waits about a second for its completion. That wait must hold no
+ *           slot: a second low thread's read of a cached page, begun while the writer
+ *           waits, must pass the gate at once, not after the push. Before the fix the
+ *           push held its slot through the wait and the read waited most of a second.
+ *  request: the loop device's queue takes at most 128 KiB a request (max_sectors_kb); a
+ *           low thread's O_DIRECT preads of 1 MiB are cut to the device's request, not the
+ *           1 MiB chunk, so at cap 1 the device never has more than one of its requests in
+ *           flight (sampled in /sys/block/loopN/inflight); the bytes read are the device's.
+ *           Before the fix each 1 MiB piece was eight requests in flight under one slot.
+ * Usage: adaptive-devbytes MODE
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "adaptive_worker.h"
+#include "cleanup.h"
+#include "loopdev.h"
+#include "scratch_fs.h"
+#include "test_env.h"
+
+#define CHUNK (1u << 20)
+#define PUSH_BYTES (1u << 20)
+#define THROTTLE_BPS 1048576u  /* the writer's pushes take about a second */
+#define PUSH_MIN_NS 400000000ull /* or the throttle did not hold the push */
+#define CGROUP_ROOT "/sys/fs/cgroup/blkio"
+
+static struct adaptive_region *region;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The syscall thread @tid of this process is in, -1 if none or unknown. */
+static long thread_syscall(pid_t tid)
+{
+	char path[64];
+	long nr = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &nr) != 1)
+		nr = -1;
+	fclose(f);
+	return nr;
+}
+
+static int write_text(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+/*
+ * Cap 1 at a 1 MiB chunk, for good: no step, no lease, and the foreground never seen (the
+ * fast path would let every piece go at full once the reads of the test's mkfs, a program
+ * of the tree, are over 1 ms old).
+ */
+static void pin_cap_one(void)
+{
+	atomic_store(&region->deadline_ns, UINT64_MAX);
+	atomic_store(&region->fg_last_ns, 0);
+	atomic_store(&region->chunk, CHUNK);
+	low_gate_set_cap(&region->gate, 1, 0);
+}
+
+/* ---- push: the completion wait holds no slot --------------------------------------------- */
+
+static char cgroup_dir[80];
+static struct scratch_fs fs;
+static char data_path[128], cached_path[128];
+static sem_t in_cgroup;
+static _Atomic pid_t writer_tid;
+static _Atomic uint64_t push_ns; /* the writer's write and push, 0 until it returned */
+
+static void remove_cgroup(void *arg)
+{
+	char tasks[128];
+	pid_t tid = atomic_load(&writer_tid);
+
+	(void)arg;
+	if (!cgroup_dir[0])
+		return;
+	if (tid) { /* back to the root, if it still runs */
+		char text[16];
+
+		snprintf(text, sizeof(text), "%d", (int)tid);
+		snprintf(tasks, sizeof(tasks), "%s/tasks", CGROUP_ROOT);
+		write_text(tasks, text);
+	}
+	rmdir(cgroup_dir);
+	cgroup_dir[0] = 0;
+}
+
+/* A blkio v1 cgroup throttling writes to the scratch device: 0, or the exit status. */
+static int make_cgroup(void)
+{
+	char path[160], rule[64];
+
+	snprintf(cgroup_dir, sizeof(cgroup_dir), "%s/iotier-devbytes.%d", CGROUP_ROOT,
+		 (int)getpid());
+	if (mkdir(cgroup_dir, 0755) < 0) {
+		int err = errno;
+
+		cgroup_dir[0] = 0;
+		return err == ENOENT || err == EROFS || err == EACCES
+			       ? test_skip("no writable cgroup v1 blkio hierarchy")
+			       : test_fail("mkdir %s: %s", cgroup_dir, strerror(err));
+	}
+	if (test_cleanup_add(remove_cgroup, NULL) < 0)
+		return T_EXIT_FAIL;
+	snprintf(path, sizeof(path), "%s/blkio.throttle.write_bps_device", cgroup_dir);
+	snprintf(rule, sizeof(rule), "%u:%u %u", fs.dev.major, fs.dev.minor, THROTTLE_BPS);
+	if (access(path, F_OK) < 0)
+		return test_skip("blkio v1 without throttling (CONFIG_BLK_DEV_THROTTLING)");
+	if (write_text(path, rule) < 0)
+		return test_fail("write %s to %s: %m", rule, path);
+	return 0;
+}
+
+/* The low writer: in the throttled cgroup, one buffered write, which the shim pushes. */
+static void *writer(void *arg)
+{
+	char *buf = arg;
+	uint64_t t0;
+	int fd;
+
+	prctl(PR_SET_NAME, "bg-writer", 0, 0, 0);
+	atomic_store(&writer_tid, (pid_t)syscall(SYS_gettid));
+	sem_wait(&in_cgroup);
+	fd = open(data_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	t0 = now_ns();
+	EXPECT(fd >= 0 && write(fd, buf, PUSH_BYTES) == PUSH_BYTES, "the low write: %m");
+	atomic_store(&push_ns, now_ns() - t0);
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+static _Atomic uint64_t read_ns;
+
+/* The second low thread: one read of a cached page, which passes the gate. */
+static void *reader(void *arg)
+{
+	char page[4096];
+	int fd = open(cached_path, O_RDONLY | O_CLOEXEC);
+	uint64_t t0;
+
+	(void)arg;
+	prctl(PR_SET_NAME, "bg-reader", 0, 0, 0);
+	t0 = now_ns();
+	EXPECT(fd >= 0 && pread(fd, page, sizeof(page), 0) == (ssize_t)sizeof(page),
+	       "the low read: %m");
+	atomic_store(&read_ns, now_ns() - t0);
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+/* A small file, written by this (high) thread, so its page is in the cache. */
+static int make_cached(void)
+{
+	char page[4096];
+	int fd = open(cached_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600), ok;
+
+	memset(page, 'c', sizeof(page));
+	ok = fd >= 0 && write(fd, page, sizeof(page)) == (ssize_t)sizeof(page) && fsync(fd) == 0;
+	if (fd >= 0)
+		close(fd);
+	return ok ? 0 : test_fail("write %s: %m", cached_path);
+}
+
+/* Move the writer into the cgroup, and wait until it is in the push's completion wait. */
+static bool writer_waiting(void)
+{
+	char tasks[128], text[16];
+	pid_t tid;
+	int i;
+
+	for (i = 0; i < 500 && !(tid = atomic_load(&writer_tid)); i++)
+		usleep(1000);
+	snprintf(text, sizeof(text), "%d", (int)tid);
+	snprintf(tasks, sizeof(tasks), "%s/tasks", cgroup_dir);
+	if (!EXPECT(tid && write_text(tasks, text) == 0, "move the writer to %s: %m", cgroup_dir))
+		return false;
+	sem_post(&in_cgroup);
+	for (i = 0; i < 5000 && thread_syscall(tid) != SYS_sync_file_range; i++)
+		usleep(1000);
+	if (!EXPECT(thread_syscall(tid) == SYS_sync_file_range,
+		    "the low writer never pushed its write (sync_file_range)"))
+		return false;
+	usleep(100000); /* past the submission, into the wait for the throttled device */
+	return EXPECT(!atomic_load(&push_ns), "the push ended within 100 ms: not throttled");
+}
+
+static int push_mode(void)
+{
+	static const char *const mkfs_args[] = { "-E", "lazy_itable_init=0,lazy_journal_init=0",
+						 NULL };
+	const struct scratch_fs_opts opts = {
+		.bytes = 64u << 20, .scheduler = "none", .type = "ext4",
+		.mkfs_args = mkfs_args, .mnt = "/tmp/iotier-devbytes.XXXXXX",
+	};
+	pthread_t w, r;
+	char *buf = malloc(PUSH_BYTES);
+	uint64_t pushes;
+	int ret;
+
+	if (geteuid() != 0)
+		return test_skip("needs root for a loop device and a cgroup");
+	if (!buf)
+		return test_fail("memory");
+	memset(buf, 'p', PUSH_BYTES);
+	ret = scratch_fs_create(&fs, &opts);
+	if (ret)
+		return ret;
+	snprintf(data_path, sizeof(data_path), "%s/pushed", fs.mnt);
+	snprintf(cached_path, sizeof(cached_path), "%s/cached", fs.mnt);
+	ret = make_cgroup();
+	if (!ret)
+		ret = make_cached();
+	if (ret) {
+		scratch_fs_destroy(&fs);
+		return ret;
+	}
+	sem_init(&in_cgroup, 0, 0);
+	pin_cap_one();
+	pushes = atomic_load(&region->pushes);
+	if (pthread_create(&w, NULL, writer, buf) != 0)
+		return test_fail("pthread_create");
+	if (writer_waiting()) {
+		if (pthread_create(&r, NULL, reader, NULL) != 0)
+			return test_fail("pthread_create");
+		pthread_join(r, NULL);
+	}
+	pthread_join(w, NULL);
+	printf("push: the writer's write and push %.1f ms, the reader's read %.1f ms, %llu "
+	       "pushed pieces\n", atomic_load(&push_ns) / 1e6, atomic_load(&read_ns) / 1e6,
+	       (unsigned long long)(atomic_load(&region->pushes) - pushes));
+	EXPECT(atomic_load(&region->pushes) > pushes, "the write was not pushed through the gate");
+	EXPECT(atomic_load(&push_ns) >= PUSH_MIN_NS,
+	       "the push took %.1f ms: the throttle did not hold it", atomic_load(&push_ns) / 1e6);
+	EXPECT(atomic_load(&read_ns) && atomic_load(&read_ns) < atomic_load(&push_ns) / 4,
+	       "a low read begun while a push waited for its completion took %.1f ms (the push "
+	       "%.1f ms): the push held its slot through the wait", atomic_load(&read_ns) / 1e6,
+	       atomic_load(&push_ns) / 1e6);
+	low_gate_set_cap(&region->gate, LOW_GATE_UNLIMITED, 0);
+	remove_cgroup(NULL);
+	scratch_fs_destroy(&fs);
+	free(buf);
+	return test_result();
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: adaptive-devbytes push|request\n");
+		return T_EXIT_FAIL;
+	}
+	region = adaptive_worker_region_or_fail();
+	if (!region)
+		return T_EXIT_FAIL;
+	if (!strcmp(argv[1], "push"))
+		return push_mode();
+	fprintf(stderr, "unknown mode %s\n", argv[1]);
+	return T_EXIT_FAIL;
+}
