@@ -153,7 +153,10 @@
  * The splitter (split_io.c, whose head lists the rules). A large low pread, or an O_DIRECT
  * low pwrite, is cut into pieces of the chunk, each passing the gate, so a high read waits
  * behind one piece and not a whole compaction write; the chunk is asked again before every
- * piece, so a tier released mid-call sends the rest at once. A split call must be
+ * piece, so a tier released mid-call sends the rest at once. A piece is never larger than
+ * one request of the device (its queue's max_sectors_kb, read once per device by a low
+ * thread, preload/adaptive_low.c): the kernel cuts a larger bio into several requests, and
+ * the cap counts I/Os on the device, one slot one request. A split call must be
  * indistinguishable from the unsplit one (return value, errno, offset, content, POSIX's
  * atomicity); where that cannot be guaranteed the call is paced whole, one slot for the whole
  * transfer: read() and write() (a shared file position), buffered or O_APPEND pwrites,

@@ -28,12 +28,24 @@ SHIM_HIDDEN uint32_t adaptive_gate_enter(void);
 /*
  * The writeback push of a low thread (low_paths.c). adaptive_push_chunk: 0 while the tier
  * is at full or there is no target (push as without one), else the size of each gated
- * piece (1 MiB at least while the foreground is idle: adaptive_region_piece). Each piece
- * holds its slot (adaptive_push_enter / _exit) while it is submitted, and is waited for
+ * piece of @fd's range (1 MiB at least while the foreground is idle: adaptive_region_piece;
+ * never more than one request of the device: adaptive_piece_limit). Each piece holds its
+ * slot (adaptive_push_enter / _exit) while it is submitted, and is waited for
  * without one before the next.
  */
-SHIM_HIDDEN uint32_t adaptive_push_chunk(void);
+SHIM_HIDDEN uint32_t adaptive_push_chunk(int fd);
 SHIM_HIDDEN uint32_t adaptive_push_enter(void);
 SHIM_HIDDEN void adaptive_push_exit(uint32_t ticket);
+
+/*
+ * The largest request @fd's device takes (its queue's max_sectors_kb, rounded down to a
+ * power of two; a partition's disk's), in bytes; 0 when unknown or none. The kernel cuts a
+ * larger bio into several requests, each a device I/O, while the gate counts one. Read once
+ * per device and kept per fd (FD_REQ_MASK): after the first call, one load.
+ */
+SHIM_HIDDEN uint32_t adaptive_request_max(int fd);
+
+/* @piece, clamped to adaptive_request_max(@fd): one gated piece is one request. */
+SHIM_HIDDEN uint32_t adaptive_piece_limit(int fd, uint32_t piece);
 
 #endif

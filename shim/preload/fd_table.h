@@ -38,6 +38,15 @@ enum {
 	 * holder is never held"). Set when first seen, kept until the entry is reset.
 	 */
 	FD_SHARED = 1u << 9,
+	/*
+	 * The largest request of the fd's device (its queue's max_sectors_kb, rounded down to
+	 * a power of two), log2 + 1, or FD_REQ_NONE when it has none we can read (0: not
+	 * looked up yet): found by the low side once per fd (adaptive_low.c), forgotten with
+	 * the kind.
+	 */
+	FD_REQ_SHIFT = 10,
+	FD_REQ_MASK = 31u << FD_REQ_SHIFT,
+	FD_REQ_NONE = 31u,
 };
 
 struct fd_path {

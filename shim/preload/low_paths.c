@@ -199,7 +199,8 @@ static bool wait_own(int fd, off_t lo, off_t len, unsigned flags, bool drop)
 
 /*
  * While the adaptive tier holds the low tier back (a finite cap), the push is the low tier's
- * device I/O, so it passes the gate in chunk-size pieces, one at a time. A piece holds its slot while its I/O
+ * device I/O, so it passes the gate in chunk-size pieces (no larger than one request of the
+ * file's device: adaptive_push_chunk), one at a time. A piece holds its slot while its I/O
  * goes to the device, and no longer: earlier writeback of the range (the flusher's, not
  * ours) is waited for first without a slot (WAIT_BEFORE), the slot is taken for the
  * submission (WRITE: when it returns, the piece's bios are in the block layer), released,
@@ -214,7 +215,7 @@ static bool wait_own(int fd, off_t lo, off_t len, unsigned flags, bool drop)
  */
 static bool steer_gated(int fd, off_t end, uint64_t bytes)
 {
-	uint64_t chunk = unlikely(adaptive_on) ? adaptive_push_chunk() : 0;
+	uint64_t chunk = unlikely(adaptive_on) ? adaptive_push_chunk(fd) : 0;
 	off_t lo;
 	int own;
 

@@ -13,8 +13,9 @@
  *  request: the loop device's queue takes at most 128 KiB a request (max_sectors_kb); a
  *           low thread's O_DIRECT preads of 1 MiB are cut to the device's request, not the
  *           1 MiB chunk, so at cap 1 the device never has more than one of its requests in
- *           flight (sampled in /sys/block/loopN/inflight); the bytes read are the device's.
- *           Before the fix each 1 MiB piece was eight requests in flight under one slot.
+ *           flight (sampled in /sys/block/loopN/inflight), and every byte read is the device's.
+ *           Before the fix each 1 MiB piece was up to eight requests in flight under one slot
+ *           (4 seen at once).
  * Usage: adaptive-devbytes MODE
  */
 #include <errno.h>
@@ -280,6 +281,142 @@ static int push_mode(void)
 	return test_result();
 }
 
+/* ---- request: a piece is no larger than one request of the device ------------------------ */
+
+#define DEVICE_BYTES (16u << 20)
+#define REQUEST_KB 128u
+#define READ_ROUNDS_NS 500000000ull
+
+static struct loopdev dev = { .index = -1 };
+static char *pattern;
+static _Atomic int reading_done;
+static _Atomic uint64_t bytes_read;
+
+static void destroy_loopdev(void *arg)
+{
+	loopdev_destroy(arg);
+}
+
+/* The low reader: O_DIRECT preads of the chunk over the device, checked, until told. */
+static void *chunk_reader(void *arg)
+{
+	char *buf = arg;
+	int fd = open(dev.path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+	uint64_t until = now_ns() + READ_ROUNDS_NS;
+
+	prctl(PR_SET_NAME, "bg-chunks", 0, 0, 0);
+	if (!EXPECT(fd >= 0, "open %s O_DIRECT: %m", dev.path)) {
+		atomic_store(&reading_done, 1);
+		return NULL;
+	}
+	while (now_ns() < until && test_result() == T_EXIT_PASS)
+		for (off_t off = 0; off < (off_t)DEVICE_BYTES; off += CHUNK) {
+			ssize_t n = pread(fd, buf, CHUNK, off);
+
+			if (!EXPECT(n == (ssize_t)CHUNK && !memcmp(buf, pattern + off, CHUNK),
+				    "the low pread at %lld returned %zd (%m) or other bytes",
+				    (long long)off, n))
+				break;
+			atomic_fetch_add(&bytes_read, (uint64_t)n);
+		}
+	close(fd);
+	atomic_store(&reading_done, 1);
+	return NULL;
+}
+
+/* Reads in flight on the device now (/sys/block/loopN/inflight: "reads writes"), -1. */
+static int reads_in_flight(void)
+{
+	char path[64], text[64];
+	int fd, n, reads = -1;
+
+	snprintf(path, sizeof(path), "/sys/block/%s/inflight", dev.name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = (int)read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n > 0) {
+		text[n] = 0;
+		if (sscanf(text, "%d", &reads) != 1)
+			reads = -1;
+	}
+	return reads;
+}
+
+/* The device, its pattern written (by this high thread) and its requests made small. */
+static int make_device(void)
+{
+	char kb[16];
+	int fd, ret;
+
+	if (test_cleanup_add(destroy_loopdev, &dev) < 0)
+		return T_EXIT_FAIL;
+	/* Backed in memory if the machine lets it: the reads then never reach a disk. */
+	ret = loopdev_create(&dev, "/dev/shm", DEVICE_BYTES, "none", 0);
+	if (ret < 0)
+		ret = loopdev_create(&dev, NULL, DEVICE_BYTES, "none", 0);
+	if (ret == -EPERM || ret == -ENOENT || ret == -ENXIO)
+		return test_skip("cannot create a loop device");
+	if (ret < 0)
+		return test_fail("loop device: %s", strerror(-ret));
+	if (posix_memalign((void **)&pattern, 4096, DEVICE_BYTES))
+		return test_fail("memory");
+	for (size_t i = 0; i < DEVICE_BYTES; i++)
+		pattern[i] = (char)(i * 7 + i / 4096);
+	fd = open(dev.path, O_WRONLY | O_DIRECT | O_CLOEXEC);
+	if (fd < 0 || pwrite(fd, pattern, DEVICE_BYTES, 0) != (ssize_t)DEVICE_BYTES ||
+	    fsync(fd) < 0)
+		return test_fail("write %s: %m", dev.path);
+	close(fd);
+	loopdev_settle();
+	snprintf(kb, sizeof(kb), "%u", REQUEST_KB);
+	ret = loopdev_queue_set(&dev, "max_sectors_kb", kb);
+	if (ret < 0)
+		return test_fail("%s: queue/max_sectors_kb = %s: %s", dev.name, kb, strerror(-ret));
+	return 0;
+}
+
+static int request_mode(void)
+{
+	pthread_t t;
+	char *buf;
+	int most = 0, samples = 0, ret;
+
+	if (geteuid() != 0)
+		return test_skip("needs root for a loop device");
+	ret = make_device();
+	if (ret)
+		return ret;
+	if (posix_memalign((void **)&buf, 4096, CHUNK))
+		return test_fail("memory");
+	pin_cap_one();
+	if (pthread_create(&t, NULL, chunk_reader, buf) != 0)
+		return test_fail("pthread_create");
+	while (!atomic_load(&reading_done)) {
+		int now = reads_in_flight();
+
+		samples++;
+		if (now > most)
+			most = now;
+	}
+	pthread_join(t, NULL);
+	printf("request: %.1f MiB read in 1 MiB preads at cap 1 on a device of %u KiB requests; "
+	       "at most %d reads in flight (%d samples), %llu calls split\n",
+	       atomic_load(&bytes_read) / 1048576.0, REQUEST_KB, most, samples,
+	       (unsigned long long)atomic_load(&region->splits));
+	EXPECT(atomic_load(&bytes_read) >= DEVICE_BYTES, "the low reader read %llu bytes",
+	       (unsigned long long)atomic_load(&bytes_read));
+	EXPECT(most >= 0, "cannot read /sys/block/%s/inflight", dev.name);
+	EXPECT(most <= 1, "a low pread held one slot for %d requests in flight on the device: "
+	       "its pieces are larger than the device's requests", most);
+	low_gate_set_cap(&region->gate, LOW_GATE_UNLIMITED, 0);
+	loopdev_destroy(&dev);
+	free(buf);
+	free(pattern);
+	return test_result();
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -291,6 +428,8 @@ int main(int argc, char **argv)
 		return T_EXIT_FAIL;
 	if (!strcmp(argv[1], "push"))
 		return push_mode();
+	if (!strcmp(argv[1], "request"))
+		return request_mode();
 	fprintf(stderr, "unknown mode %s\n", argv[1]);
 	return T_EXIT_FAIL;
 }
