@@ -167,7 +167,10 @@
  * (sync_file_range's WRITE) and are waited for without one, so the next low I/O is admitted
  * as soon as the device has the piece (a pushing thread, waiting, adds at most one piece
  * beyond the cap: preload/low_paths.c); held, the write itself waits before it copies, or the flusher would write back a
- * held tier's pages at the default class. io_uring and libaio submissions wait while the
+ * held tier's pages at the default class. A low buffered read under a cap, the foreground
+ * active, reads what it asks: its fd is advised POSIX_FADV_RANDOM (NORMAL again at full;
+ * never an fd the program advised), or the kernel's readahead would leave whole windows in
+ * flight outside every slot. io_uring and libaio submissions wait while the
  * tier is held or every slot is taken and hold none: the cap bounds them only at 0.
  *
  * What blk-iolatency does not need and this does: the baseline probes (a relative target),

@@ -401,6 +401,10 @@ static ssize_t low_io(struct low_call *call, char *buf, size_t n, off_t off)
 	uint32_t kind = call->kind = kind_of(call->fd);
 	ssize_t ret;
 
+	/* A buffered read under a cap reads what it asks: no readahead outside its slot. */
+	if (kind == FD_KIND_FILE && !op_writes(call->op))
+		adaptive_low_readahead(call->fd, chunk != ADAPTIVE_UNLIMITED &&
+					 !adaptive_region_fg_idle(adaptive_on, now_ns()));
 	/* A write to a file the foreground writes too (a WAL): whole, never held. */
 	if (unlikely(op_writes(call->op) && file_shared(call->fd, kind))) {
 		ret = real_io(call, buf, n, off);

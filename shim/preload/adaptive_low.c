@@ -180,3 +180,27 @@ uint32_t adaptive_piece_limit(int fd, uint32_t piece)
 
 	return req && req < piece ? req : piece;
 }
+
+/* ---- readahead under a cap ------------------------------------------------------------ */
+
+void adaptive_low_readahead(int fd, bool capped)
+{
+	struct fd_path *p;
+	uint32_t flags;
+	int saved;
+
+	if ((unsigned)fd >= PATH_FD_MAX)
+		return;
+	p = &fd_paths[fd];
+	flags = atomic_load_explicit(&p->flags, memory_order_relaxed);
+	if (likely(capped == !!(flags & FD_RA_OFF)) || (flags & FD_ADVISED) ||
+	    (flags & FD_KIND_MASK) != FD_KIND_FILE)
+		return;
+	/* One thread advises; the bit goes with it, so NORMAL undoes only our own RANDOM. */
+	if (!atomic_compare_exchange_strong(&p->flags, &flags, flags ^ FD_RA_OFF))
+		return;
+	saved = errno;
+	sys_call(SYS_fadvise64, fd, (off_t)0, (off_t)0,
+		 capped ? POSIX_FADV_RANDOM : POSIX_FADV_NORMAL);
+	errno = saved;
+}

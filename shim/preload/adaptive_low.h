@@ -8,6 +8,7 @@
 #ifndef IOTIER_ADAPTIVE_LOW_H
 #define IOTIER_ADAPTIVE_LOW_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -47,5 +48,15 @@ SHIM_HIDDEN uint32_t adaptive_request_max(int fd);
 
 /* @piece, clamped to adaptive_request_max(@fd): one gated piece is one request. */
 SHIM_HIDDEN uint32_t adaptive_piece_limit(int fd, uint32_t piece);
+
+/*
+ * Before a low thread's read of the buffered file @fd: under a cap (@capped) the kernel's
+ * readahead, which it would submit during the call and leave in flight after it, outside
+ * every slot, is turned off for the fd's description (POSIX_FADV_RANDOM: each read reads
+ * what it asks, within its piece and its slot); at full it is turned back on
+ * (POSIX_FADV_NORMAL). Never for an fd whose pattern the program advised (FD_ADVISED).
+ * One load and a compare when nothing changes; errno kept.
+ */
+SHIM_HIDDEN void adaptive_low_readahead(int fd, bool capped);
 
 #endif

@@ -47,6 +47,14 @@ enum {
 	FD_REQ_SHIFT = 10,
 	FD_REQ_MASK = 31u << FD_REQ_SHIFT,
 	FD_REQ_NONE = 31u,
+	/*
+	 * Readahead (docs/adaptive.md, "Readahead"): the program advised this fd's access
+	 * pattern (posix_fadvise NORMAL, SEQUENTIAL, RANDOM or NOREUSE), so the shim leaves its
+	 * readahead alone; or the shim advised POSIX_FADV_RANDOM on it for a low thread's reads
+	 * under a cap, to be undone (POSIX_FADV_NORMAL) once the tier runs at full again.
+	 */
+	FD_ADVISED = 1u << 15,
+	FD_RA_OFF = 1u << 16,
 };
 
 struct fd_path {

@@ -192,7 +192,7 @@ static bool wait_own(int fd, off_t lo, off_t len, unsigned flags, bool drop)
 		return false;
 	sys_call(SYS_sync_file_range, own, lo, len, flags);
 	if (drop)
-		posix_fadvise(own, lo, len, POSIX_FADV_DONTNEED);
+		sys_call(SYS_fadvise64, own, lo, len, POSIX_FADV_DONTNEED);
 	sys_call(SYS_close, own);
 	return true;
 }
@@ -294,7 +294,7 @@ static void drop_behind(int fd, struct fd_path *p, uint64_t chunk_bytes, off_t e
 	/* Without our own description: pushed already, and what is clean is dropped. */
 	if (!wait_own(fd, (off_t)lo, (off_t)(chunk_lo - lo), SYNC_FILE_RANGE_WAIT_BEFORE |
 			      SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER, true))
-		posix_fadvise(fd, lo, chunk_lo - lo, POSIX_FADV_DONTNEED);
+		sys_call(SYS_fadvise64, fd, (off_t)lo, (off_t)(chunk_lo - lo), POSIX_FADV_DONTNEED);
 }
 
 /* ---- the dirty budget ------------------------------------------------------------------ */
@@ -388,6 +388,14 @@ out:
 	errno = saved;
 }
 
+void low_paths_advised(int fd, int advice)
+{
+	if ((unsigned)fd >= PATH_FD_MAX || advice == POSIX_FADV_WILLNEED ||
+	    advice == POSIX_FADV_DONTNEED)
+		return;
+	atomic_fetch_or_explicit(&fd_paths[fd].flags, FD_ADVISED, memory_order_relaxed);
+}
+
 /*
  * A drop-behind file being closed: write back and drop what is left, waiting for it, so a
  * closed log leaves nothing behind in the cache. Other files only forget their state.
@@ -420,7 +428,7 @@ void low_paths_closing(int fd)
 				      SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER, true)) {
 			sys_call(SYS_sync_file_range, fd, (off_t)lo, (off_t)0,
 				SYNC_FILE_RANGE_WRITE);
-			posix_fadvise(fd, lo, 0, POSIX_FADV_DONTNEED);
+			sys_call(SYS_fadvise64, fd, (off_t)lo, (off_t)0, POSIX_FADV_DONTNEED);
 		}
 	}
 out:

@@ -16,6 +16,11 @@
  *           flight (sampled in /sys/block/loopN/inflight), and every byte read is the device's.
  *           Before the fix each 1 MiB piece was up to eight requests in flight under one slot
  *           (4 seen at once).
+ *  readahead: a low thread's sequential 64 KiB buffered preads of a file on such a device
+ *           (ext4, read_ahead_kb 4096) at cap 1 read what they ask: at most one request in
+ *           flight. Before the fix the kernel's readahead put whole windows (MiBs) on the
+ *           device outside every slot. A scanner whose fd the program advised itself
+ *           (POSIX_FADV_NORMAL) keeps its readahead: the shim never overrides the program.
  * Usage: adaptive-devbytes MODE
  */
 #include <errno.h>
@@ -324,24 +329,43 @@ static void *chunk_reader(void *arg)
 	return NULL;
 }
 
-/* Reads in flight on the device now (/sys/block/loopN/inflight: "reads writes"), -1. */
+/*
+ * Reads in flight on the device now (/sys/block/loopN/inflight: "reads writes"), -1. Raw
+ * syscalls: the sampler is no foreground reader of the shim's (its reads would make the
+ * foreground idle, hence the tier full, whenever the sampler is preempted for 1 ms).
+ */
 static int reads_in_flight(void)
 {
 	char path[64], text[64];
 	int fd, n, reads = -1;
 
 	snprintf(path, sizeof(path), "/sys/block/%s/inflight", dev.name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	n = (int)read(fd, text, sizeof(text) - 1);
-	close(fd);
+	n = (int)syscall(SYS_read, fd, text, sizeof(text) - 1);
+	syscall(SYS_close, fd);
 	if (n > 0) {
 		text[n] = 0;
 		if (sscanf(text, "%d", &reads) != 1)
 			reads = -1;
 	}
 	return reads;
+}
+
+/* The device's reads completed and sectors read so far (/sys/block/loopN/stat). */
+static void stat_reads(unsigned long long *ios, unsigned long long *sectors)
+{
+	char path[64];
+	unsigned long long merges;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/block/%s/stat", dev.name);
+	f = fopen(path, "re");
+	if (!f || fscanf(f, "%llu %llu %llu", ios, &merges, sectors) != 3)
+		*ios = *sectors = 0;
+	if (f)
+		fclose(f);
 }
 
 /* The device, its pattern written (by this high thread) and its requests made small. */
@@ -417,10 +441,154 @@ static int request_mode(void)
 	return test_result();
 }
 
+/* ---- readahead: a low buffered read reads what it asks ------------------------------------ */
+
+#define SCAN_BYTES (16u << 20)
+#define SCAN_READ (64u * 1024) /* under one request of the device (128 KiB) */
+#define READAHEAD_KB "4096"
+
+static _Atomic int scan_done;
+static _Atomic uint64_t scanned;
+
+/*
+ * The low scanner: sequential buffered preads of the whole file, checked. With @arg, it
+ * first advises the fd POSIX_FADV_NORMAL itself: the program's advice, left alone.
+ */
+static void *scanner(void *arg)
+{
+	char *buf = malloc(SCAN_READ);
+	int fd = open(data_path, O_RDONLY | O_CLOEXEC);
+
+	prctl(PR_SET_NAME, "bg-scan", 0, 0, 0);
+	if (arg && fd >= 0)
+		EXPECT(posix_fadvise(fd, 0, 0, POSIX_FADV_NORMAL) == 0, "posix_fadvise: %m");
+	if (EXPECT(fd >= 0 && buf, "open %s: %m", data_path))
+		for (off_t off = 0; off < (off_t)SCAN_BYTES; off += SCAN_READ) {
+			ssize_t n = pread(fd, buf, SCAN_READ, off);
+
+			if (!EXPECT(n == (ssize_t)SCAN_READ && !memcmp(buf, pattern + off, SCAN_READ),
+				    "the low pread at %lld returned %zd (%m) or other bytes",
+				    (long long)off, n))
+				break;
+			atomic_fetch_add(&scanned, (uint64_t)n);
+		}
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	atomic_store(&scan_done, 1);
+	return NULL;
+}
+
+/* The file the scanner reads, written by this high thread and dropped from the cache. */
+static int make_scanned(void)
+{
+	int fd = open(data_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600), ok;
+
+	pattern = malloc(SCAN_BYTES);
+	if (!pattern)
+		return test_fail("memory");
+	for (size_t i = 0; i < SCAN_BYTES; i++)
+		pattern[i] = (char)(i * 13 + i / 4096);
+	ok = fd >= 0 && write(fd, pattern, SCAN_BYTES) == (ssize_t)SCAN_BYTES && fsync(fd) == 0 &&
+	     posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0;
+	if (fd >= 0)
+		close(fd);
+	return ok ? 0 : test_fail("write %s: %m", data_path);
+}
+
+/*
+ * One scan by a low thread (the program's own advice first when @advised), the device
+ * sampled: the device's reads for it, or -1 having said why.
+ */
+static long long scan(bool advised, int *most)
+{
+	unsigned long long ios = 0, sectors = 0, ios_end = 0, sectors_end = 0;
+	int fd = open(data_path, O_RDONLY | O_CLOEXEC), samples = 0;
+	pthread_t t;
+
+	/* Out of the cache first: this (high) thread's fd, a DONTNEED advice. */
+	if (!EXPECT(fd >= 0 && posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0,
+		    "drop %s: %m", data_path))
+		return -1;
+	close(fd);
+	atomic_store(&scan_done, 0);
+	atomic_store(&scanned, 0);
+	*most = 0;
+	stat_reads(&ios, &sectors);
+	if (!EXPECT(pthread_create(&t, NULL, scanner, advised ? "advised" : NULL) == 0,
+		    "pthread_create"))
+		return -1;
+	while (!atomic_load(&scan_done)) {
+		int now = reads_in_flight();
+
+		samples++;
+		if (now > *most)
+			*most = now;
+	}
+	pthread_join(t, NULL);
+	stat_reads(&ios_end, &sectors_end);
+	printf("readahead%s: %.1f MiB read in 64 KiB buffered preads at cap 1, read_ahead_kb %s; "
+	       "at most %d reads in flight (%d samples); the device: %llu reads, %.1f MiB\n",
+	       advised ? " (the program advised NORMAL)" : "", atomic_load(&scanned) / 1048576.0,
+	       READAHEAD_KB, *most, samples, ios_end - ios, (sectors_end - sectors) / 2048.0);
+	EXPECT(atomic_load(&scanned) == SCAN_BYTES, "the low scanner read %llu bytes",
+	       (unsigned long long)atomic_load(&scanned));
+	EXPECT(*most >= 0, "cannot read /sys/block/%s/inflight", dev.name);
+	return (long long)(ios_end - ios);
+}
+
+static int readahead_mode(void)
+{
+	static const char *const mkfs_args[] = { "-E", "lazy_itable_init=0,lazy_journal_init=0",
+						 NULL };
+	const struct scratch_fs_opts opts = {
+		.bytes = 64u << 20, .backing_dir = "/dev/shm", .scheduler = "none", .type = "ext4",
+		.mkfs_args = mkfs_args, .mnt = "/tmp/iotier-devbytes.XXXXXX",
+	};
+	long long reads;
+	int most = 0, ret;
+
+	if (geteuid() != 0)
+		return test_skip("needs root for a loop device");
+	EXPECT(posix_fadvise(-1, 0, 0, POSIX_FADV_RANDOM) == EBADF,
+	       "posix_fadvise(-1) returns an error number");
+	ret = scratch_fs_create(&fs, &opts);
+	if (ret)
+		return ret;
+	dev = fs.dev; /* reads_in_flight() looks at the scratch device */
+	snprintf(data_path, sizeof(data_path), "%s/scanned", fs.mnt);
+	ret = loopdev_queue_set(&fs.dev, "read_ahead_kb", READAHEAD_KB);
+	if (ret < 0) {
+		scratch_fs_destroy(&fs);
+		return test_fail("%s: read_ahead_kb: %s", fs.dev.name, strerror(-ret));
+	}
+	ret = make_scanned();
+	if (ret) {
+		scratch_fs_destroy(&fs);
+		return ret;
+	}
+	pin_cap_one();
+	reads = scan(false, &most);
+	EXPECT(most <= 1, "a low thread's 64 KiB buffered preads put %d reads in flight at "
+	       "cap 1: the kernel's readahead escapes the gate", most);
+	EXPECT(reads < 0 || reads >= SCAN_BYTES / SCAN_READ, "the device served the scan's %u "
+	       "preads in %lld reads: the kernel read ahead of them", SCAN_BYTES / SCAN_READ, reads);
+	/* An fd the program advised keeps its readahead: the shim never overrides the program. */
+	reads = scan(true, &most);
+	EXPECT(reads < 0 || reads < SCAN_BYTES / SCAN_READ, "the device served the %u preads of "
+	       "an fd the program advised in %lld reads: its readahead was turned off",
+	       SCAN_BYTES / SCAN_READ, reads);
+	low_gate_set_cap(&region->gate, LOW_GATE_UNLIMITED, 0);
+	dev.index = -1;
+	scratch_fs_destroy(&fs);
+	free(pattern);
+	return test_result();
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
-		fprintf(stderr, "usage: adaptive-devbytes push|request\n");
+		fprintf(stderr, "usage: adaptive-devbytes push|request|readahead\n");
 		return T_EXIT_FAIL;
 	}
 	region = adaptive_worker_region_or_fail();
@@ -430,6 +598,8 @@ int main(int argc, char **argv)
 		return push_mode();
 	if (!strcmp(argv[1], "request"))
 		return request_mode();
+	if (!strcmp(argv[1], "readahead"))
+		return readahead_mode();
 	fprintf(stderr, "unknown mode %s\n", argv[1]);
 	return T_EXIT_FAIL;
 }
