@@ -169,11 +169,29 @@ static uint64_t crossed(_Atomic uint64_t *counter, uint64_t bytes, uint64_t limi
  * and its cursor starts where the error state stood at open. Without /proc (or when the
  * file cannot be opened for reading) the wait is skipped and only the push is made.
  * O_NONBLOCK: never block on another process's lease. Raw calls, not our wrappers.
+ *
+ * Closing that description must not cost the program its locks: POSIX record locks
+ * (fcntl F_SETLK, lockf) belong to the process and the file, and the close of *any* of the
+ * process's descriptors of the file releases them all (SQLite's locks on its database).
+ * So no description of our own is opened while the file carries a record lock: asked on
+ * the program's fd with F_OFD_GETLK, whose owner (the description) differs from every
+ * POSIX lock's, so a lock of this process is reported as well as another's. Any lock, or
+ * no answer, means no wait: the push still goes, unwaited.
  */
+static bool file_locked(int fd)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0,
+			    .l_pid = 0 };
+
+	return sys_call(SYS_fcntl, fd, F_OFD_GETLK, &fl) < 0 || fl.l_type != F_UNLCK;
+}
+
 static int open_own_description(int fd)
 {
 	char path[sizeof("/proc/self/fd/") + SYS_DECIMAL_MAX] = "/proc/self/fd/";
 
+	if (file_locked(fd))
+		return -1;
 	sys_decimal((unsigned)fd, path + strlen(path));
 	return (int)sys_call(SYS_openat, AT_FDCWD, path,
 			    O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
@@ -208,10 +226,11 @@ static bool wait_own(int fd, off_t lo, off_t len, unsigned flags, bool drop)
  * tree is admitted as soon as the device has this one. This thread's next piece, and its
  * next I/O of any kind, comes only after that wait: a pushing thread never has more than one
  * piece on the device beyond the cap (docs/adaptive.md, "Buffered writes"). The waits run
- * on our own description: a writeback error stays for the program's fsync. The range is
+ * on our own description: a writeback error stays for the program's fsync; without one
+ * (no /proc, or a locked file: open_own_description) the pieces go unwaited. The range is
  * what was written since the last push, [@end - @bytes, @end): a sequential writer's (an SST
  * file's) new pages. Pages outside it (an earlier random write) wait for the next push at
- * full, or the flusher. Returns false, having done nothing, at full or without /proc.
+ * full, or the flusher. Returns false, having done nothing, at full.
  */
 static bool steer_gated(int fd, off_t end, uint64_t bytes)
 {
@@ -230,19 +249,24 @@ static bool steer_gated(int fd, off_t end, uint64_t bytes)
 		chunk = shim.cfg.writeback_bytes;
 	if (end < 0)
 		end = (off_t)sys_call(SYS_lseek, fd, (off_t)0, SEEK_CUR);
-	if (end < 0 || (own = open_own_description(fd)) < 0)
+	if (end < 0)
 		return false;
+	own = open_own_description(fd);
 	for (lo = end > (off_t)bytes ? end - (off_t)bytes : 0; lo < end; lo += (off_t)chunk) {
 		off_t len = end - lo < (off_t)chunk ? end - lo : (off_t)chunk;
 		uint32_t ticket;
 
-		sys_call(SYS_sync_file_range, own, lo, len, SYNC_FILE_RANGE_WAIT_BEFORE);
+		if (own >= 0)
+			sys_call(SYS_sync_file_range, own, lo, len, SYNC_FILE_RANGE_WAIT_BEFORE);
 		ticket = adaptive_push_enter();
-		sys_call(SYS_sync_file_range, own, lo, len, SYNC_FILE_RANGE_WRITE);
+		/* WRITE alone never touches the errseq cursor: the program's fd will do. */
+		sys_call(SYS_sync_file_range, fd, lo, len, SYNC_FILE_RANGE_WRITE);
 		adaptive_push_exit(ticket);
-		sys_call(SYS_sync_file_range, own, lo, len, SYNC_FILE_RANGE_WAIT_AFTER);
+		if (own >= 0)
+			sys_call(SYS_sync_file_range, own, lo, len, SYNC_FILE_RANGE_WAIT_AFTER);
 	}
-	sys_call(SYS_close, own);
+	if (own >= 0)
+		sys_call(SYS_close, own);
 	return true;
 }
 

@@ -21,7 +21,12 @@
  *           flight. Before the fix the kernel's readahead put whole windows (MiBs) on the
  *           device outside every slot. A scanner whose fd the program advised itself
  *           (POSIX_FADV_NORMAL) keeps its readahead: the shim never overrides the program.
- * Usage: adaptive-devbytes MODE
+ *  locks:   the program holds a POSIX write lock on a file that a low thread writes (2 MiB
+ *           through the same fd) at cap 1: the push's waits use a description of the
+ *           shim's own, and closing it must not release the program's lock (POSIX drops a
+ *           process's locks on a file at the close of any of its descriptors). Checked by
+ *           F_GETLK from a child. Before the fix the lock was gone after the write.
+ * Usage: adaptive-devbytes MODE, or adaptive-devbytes locks DIR
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,6 +38,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -49,6 +55,7 @@
 #define CGROUP_ROOT "/sys/fs/cgroup/blkio"
 
 static struct adaptive_region *region;
+static const char *lock_dir; /* locks: a scratch directory */
 
 static uint64_t now_ns(void)
 {
@@ -585,10 +592,79 @@ static int readahead_mode(void)
 	return test_result();
 }
 
+/* ---- locks: the push's own description keeps the program's POSIX locks ------------------- */
+
+#define LOCKED_BYTES (2u << 20)
+
+static int locked_fd;
+
+/*
+ * The low writer of the locked file, through the program's fd: it closes none of the file's
+ * descriptors, which would release the lock without the shim too.
+ */
+static void *locked_writer(void *arg)
+{
+	prctl(PR_SET_NAME, "bg-locked", 0, 0, 0);
+	EXPECT(pwrite(locked_fd, arg, LOCKED_BYTES, 0) == (ssize_t)LOCKED_BYTES,
+	       "the low write: %m");
+	return NULL;
+}
+
+/* Does another process see a write lock on the file (F_GETLK from a child)? */
+static bool lock_seen_by_child(void)
+{
+	int status = 0;
+	pid_t child = fork();
+
+	if (child == 0) {
+		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+		int fd = open(data_path, O_RDWR | O_CLOEXEC);
+
+		_exit(fd >= 0 && fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type == F_WRLCK ? 0 : 1);
+	}
+	return child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) &&
+	       WEXITSTATUS(status) == 0;
+}
+
+static int locks_mode(void)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	char *buf = malloc(LOCKED_BYTES);
+	pthread_t t;
+	int fd;
+
+	if (!buf)
+		return test_fail("memory");
+	memset(buf, 'l', LOCKED_BYTES);
+	snprintf(data_path, sizeof(data_path), "%s/adaptive-devbytes-locked.%d", lock_dir,
+		 (int)getpid());
+	fd = locked_fd = open(data_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || fcntl(fd, F_SETLK, &fl) < 0)
+		return test_fail("lock %s: %m", data_path);
+	if (!EXPECT(lock_seen_by_child(), "the program's lock is not seen by another process"))
+		goto out;
+	pin_cap_one();
+	if (pthread_create(&t, NULL, locked_writer, buf) != 0)
+		return test_fail("pthread_create");
+	pthread_join(t, NULL);
+	printf("locks: %u KiB written by a low thread under cap 1, %llu pieces pushed\n",
+	       LOCKED_BYTES >> 10, (unsigned long long)atomic_load(&region->pushes));
+	EXPECT(atomic_load(&region->pushes) > 0, "the low write was not pushed");
+	EXPECT(lock_seen_by_child(), "the program's POSIX lock on the file is gone after a low "
+	       "thread's write was pushed: the shim closed a description of the file");
+out:
+	low_gate_set_cap(&region->gate, LOW_GATE_UNLIMITED, 0);
+	close(fd);
+	unlink(data_path);
+	free(buf);
+	return test_result();
+}
+
 int main(int argc, char **argv)
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: adaptive-devbytes push|request|readahead\n");
+	if (argc < 2 || (argc != 2 && strcmp(argv[1], "locks")) ||
+	    (!strcmp(argv[1], "locks") && argc != 3)) {
+		fprintf(stderr, "usage: adaptive-devbytes push|request|readahead|locks DIR\n");
 		return T_EXIT_FAIL;
 	}
 	region = adaptive_worker_region_or_fail();
@@ -600,6 +676,10 @@ int main(int argc, char **argv)
 		return request_mode();
 	if (!strcmp(argv[1], "readahead"))
 		return readahead_mode();
+	if (!strcmp(argv[1], "locks")) {
+		lock_dir = argv[2];
+		return locks_mode();
+	}
 	fprintf(stderr, "unknown mode %s\n", argv[1]);
 	return T_EXIT_FAIL;
 }
