@@ -170,8 +170,9 @@
  * held tier's pages at the default class. A low buffered read under a cap, the foreground
  * active, reads what it asks: its fd is advised POSIX_FADV_RANDOM (NORMAL again at full;
  * never an fd the program advised), or the kernel's readahead would leave whole windows in
- * flight outside every slot. io_uring and libaio submissions wait while the
- * tier is held or every slot is taken and hold none: the cap bounds them only at 0.
+ * flight outside every slot. An io_uring or libaio submission of N I/Os waits for min(N,
+ * cap) free slots and holds them while it submits (low_gate_enter_n), as a push's piece
+ * does: its completions are reaped where the shim cannot see them.
  *
  * What blk-iolatency does not need and this does: the baseline probes (a relative target),
  * the floor and the debt guard (a starved compaction stalls the database's own writes), and

@@ -228,6 +228,65 @@ uint32_t low_gate_enter(struct low_gate *g, pid_t pid, pid_t tid, uint64_t max_w
 	return low_gate_enter_ticking(g, pid, tid, max_wait_ns, NULL, NULL);
 }
 
+static bool try_admit_n(struct low_gate *g, uint32_t cap, uint32_t need)
+{
+	uint32_t n = atomic_load(&g->inflight);
+
+	while (n + need <= cap)
+		if (atomic_compare_exchange_weak(&g->inflight, &n, n + need))
+			return true;
+	return false;
+}
+
+/* low_gate_enter_ticking for @n slots at once; a held gate (cap 0) admits none. */
+uint32_t low_gate_enter_n(struct low_gate *g, pid_t pid, pid_t tid, uint32_t n,
+			  uint64_t max_wait_ns, low_gate_tick_fn *tick, void *arg,
+			  uint32_t *tickets)
+{
+	uint64_t id = (uint64_t)(uint32_t)pid << 32 | (uint32_t)tid, until = 0;
+	int saved = errno;
+	uint32_t got = 0;
+
+	if (!n || atomic_load(&g->cap) == LOW_GATE_UNLIMITED)
+		return 0;
+	for (;;) {
+		uint32_t seen = atomic_load(&g->seq), cap = cap_now(g), need;
+		uint64_t now;
+
+		if (cap == LOW_GATE_UNLIMITED)
+			break;
+		need = n < cap ? n : cap;
+		if (need && try_admit_n(g, cap, need)) {
+			for (uint32_t i = 0; i < need; i++) {
+				uint32_t ticket = claim_slot(g, id);
+
+				if (ticket)
+					tickets[got++] = ticket;
+			}
+			break;
+		}
+		if (holds_slot(g, id))
+			break;
+		now = now_ns();
+		if (!until) {
+			atomic_fetch_add(&g->waits, 1);
+			until = now + (max_wait_ns < UINT64_MAX - now ? max_wait_ns : UINT64_MAX - now);
+		}
+		if (now >= until) {
+			atomic_fetch_add(&g->cut_short, 1);
+			break;
+		}
+		atomic_fetch_add(&g->waiters, 1);
+		if (!futex_wait(&g->seq, seen, wait_for(g, now, until)))
+			low_gate_reclaim_dead(g);
+		atomic_fetch_sub(&g->waiters, 1);
+		if (tick && tick(arg))
+			break;
+	}
+	errno = saved;
+	return got;
+}
+
 static void release_slot(struct low_gate *g, uint32_t index)
 {
 	atomic_store(&g->holders[index], 0);

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 
 #include "fd_table.h"
 #include "globals.h"
@@ -203,4 +204,45 @@ void adaptive_low_readahead(int fd, bool capped)
 	sys_call(SYS_fadvise64, fd, (off_t)0, (off_t)0,
 		 capped ? POSIX_FADV_RANDOM : POSIX_FADV_NORMAL);
 	errno = saved;
+}
+
+/* ---- asynchronous submissions ---------------------------------------------------------- */
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The fast path, between waits: the foreground fell idle, the submission goes at full. */
+static bool async_fg_idle(void *arg)
+{
+	return adaptive_region_fg_idle(arg, monotonic_ns());
+}
+
+uint32_t adaptive_async_enter(uint32_t n, uint32_t *tickets)
+{
+	struct adaptive_region *r = adaptive_on;
+	uint64_t now;
+
+	if (!r || !n ||
+	    atomic_load_explicit(&r->gate.cap, memory_order_relaxed) == LOW_GATE_UNLIMITED ||
+	    adaptive_region_bad(r))
+		return 0;
+	now = monotonic_ns();
+	/* A garbled gate is refused where every single-slot call looks (adaptive_region.c). */
+	if (!low_gate_sane(&r->gate, now) || adaptive_region_fg_idle(r, now))
+		return 0;
+	if (n > LOW_GATE_HOLDERS)
+		n = LOW_GATE_HOLDERS;
+	return low_gate_enter_n(&r->gate, sys_getpid(), adaptive_self_tid(), n,
+				shim.cfg.gate_wait_ns, async_fg_idle, r, tickets);
+}
+
+void adaptive_async_exit(const uint32_t *tickets, uint32_t taken)
+{
+	for (uint32_t i = 0; i < taken; i++)
+		low_gate_exit(&adaptive_on->gate, tickets[i], 0);
 }

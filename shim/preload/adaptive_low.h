@@ -59,4 +59,15 @@ SHIM_HIDDEN uint32_t adaptive_piece_limit(int fd, uint32_t piece);
  */
 SHIM_HIDDEN void adaptive_low_readahead(int fd, bool capped);
 
+/*
+ * A low thread's asynchronous submission of @n I/Os (io_submit, io_uring_enter, liburing's
+ * submits): wait, bounded by IOTIER_GATE_WAIT, until min(@n, cap) slots are free and take
+ * them (their tickets in @tickets, room for LOW_GATE_HOLDERS), to be released by
+ * adaptive_async_exit once the submission returned: as the push's pieces, its I/Os hold
+ * their slots while they are submitted, not until they complete (nobody sees that: the
+ * program reaps them). At full, or with the foreground idle, none. Keeps errno.
+ */
+SHIM_HIDDEN uint32_t adaptive_async_enter(uint32_t n, uint32_t *tickets);
+SHIM_HIDDEN void adaptive_async_exit(const uint32_t *tickets, uint32_t taken);
+
 #endif

@@ -26,10 +26,15 @@
  *           shim's own, and closing it must not release the program's lock (POSIX drops a
  *           process's locks on a file at the close of any of its descriptors). Checked by
  *           F_GETLK from a child. Before the fix the lock was gone after the write.
- * Usage: adaptive-devbytes MODE, or adaptive-devbytes locks DIR
+ *  async:   at cap 2 with one slot taken (by the test, as a low I/O in flight would), a low
+ *           thread's io_submit of one iocb goes at once and one of two waits at the gate
+ *           until the slot is released, then returns 2; no slot stays taken. Before the fix
+ *           a submission passed whenever one slot was free and held none.
+ * Usage: adaptive-devbytes MODE, or adaptive-devbytes locks|async DIR
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/aio_abi.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdio.h>
@@ -55,7 +60,7 @@
 #define CGROUP_ROOT "/sys/fs/cgroup/blkio"
 
 static struct adaptive_region *region;
-static const char *lock_dir; /* locks: a scratch directory */
+static const char *lock_dir; /* locks, async: a scratch directory */
 
 static uint64_t now_ns(void)
 {
@@ -660,13 +665,122 @@ out:
 	return test_result();
 }
 
+/* ---- async: a submission of N takes N slots, or waits ------------------------------------ */
+
+#define AIO_BYTES 4096u
+#define PATIENCE_MS 40000
+
+static int aio_fd;
+static _Atomic pid_t aio_tid;
+static _Atomic long aio_result;
+
+/* A low thread's io_submit of @arg (1 or 2) reads through syscall(), as libaio makes it. */
+static void *aio_submitter(void *arg)
+{
+	long n = (long)(intptr_t)arg;
+	static char bufs[2][AIO_BYTES];
+	struct iocb cbs[2], *ptrs[2] = { &cbs[0], &cbs[1] };
+	struct io_event ev[2];
+	aio_context_t ctx = 0;
+
+	prctl(PR_SET_NAME, "bg-aio", 0, 0, 0);
+	memset(cbs, 0, sizeof(cbs));
+	for (long i = 0; i < 2; i++) {
+		cbs[i].aio_lio_opcode = IOCB_CMD_PREAD;
+		cbs[i].aio_fildes = (uint32_t)aio_fd;
+		cbs[i].aio_buf = (uint64_t)(uintptr_t)bufs[i];
+		cbs[i].aio_nbytes = AIO_BYTES;
+		cbs[i].aio_offset = (int64_t)(i * AIO_BYTES);
+	}
+	atomic_store(&aio_tid, (pid_t)syscall(SYS_gettid));
+	if (!EXPECT(syscall(SYS_io_setup, 2, &ctx) == 0, "io_setup: %m")) {
+		atomic_store(&aio_result, -1);
+		return NULL;
+	}
+	atomic_store(&aio_result, syscall(SYS_io_submit, ctx, n, ptrs));
+	if (atomic_load(&aio_result) > 0)
+		EXPECT(syscall(SYS_io_getevents, ctx, atomic_load(&aio_result),
+			       atomic_load(&aio_result), ev, NULL) == atomic_load(&aio_result),
+		       "io_getevents: %m");
+	syscall(SYS_io_destroy, ctx);
+	return NULL;
+}
+
+/* Start a submission of @n; wait until it sleeps at the gate or returned. */
+static pthread_t submit_async(long n)
+{
+	pthread_t t;
+
+	atomic_store(&aio_result, -2);
+	atomic_store(&aio_tid, 0);
+	if (!EXPECT(pthread_create(&t, NULL, aio_submitter, (void *)(intptr_t)n) == 0,
+		    "pthread_create"))
+		return 0;
+	for (int i = 0; i < PATIENCE_MS && atomic_load(&aio_result) == -2 &&
+			!(atomic_load(&aio_tid) && adaptive_worker_in_futex(atomic_load(&aio_tid)));
+	     i++)
+		usleep(1000);
+	return t;
+}
+
+static int async_mode(void)
+{
+	char path[256], page[2 * AIO_BYTES];
+	uint32_t mine;
+	bool waited;
+	pthread_t t;
+
+	snprintf(path, sizeof(path), "%s/adaptive-devbytes-aio.%d", lock_dir, (int)getpid());
+	memset(page, 'a', sizeof(page));
+	aio_fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (aio_fd < 0 || write(aio_fd, page, sizeof(page)) != (ssize_t)sizeof(page))
+		return test_fail("%s: %m", path);
+	unlink(path);
+	pin_cap_one();
+	low_gate_set_cap(&region->gate, 2, 0);
+	/* One slot of the two taken, as by a low I/O in flight (this thread is no low one). */
+	mine = low_gate_enter(&region->gate, getpid(), (pid_t)syscall(SYS_gettid), 0);
+	if (!EXPECT(mine, "the test could not take a slot at cap 2"))
+		return test_result();
+	/* A submission of one fits the slot left: it goes at once. */
+	t = submit_async(1);
+	if (t)
+		pthread_join(t, NULL);
+	EXPECT(atomic_load(&aio_result) == 1, "io_submit of 1 with a slot free: %ld",
+	       atomic_load(&aio_result));
+	/* Two do not: it waits until the test's slot is released. */
+	t = submit_async(2);
+	waited = atomic_load(&aio_result) == -2 && adaptive_worker_in_futex(atomic_load(&aio_tid));
+	EXPECT(waited, "a low io_submit of 2 did not wait at cap 2 with 1 slot taken (it "
+	       "returned %ld): a submission of N holds no slots", atomic_load(&aio_result));
+	low_gate_exit(&region->gate, mine, 0);
+	if (t)
+		pthread_join(t, NULL);
+	printf("async: io_submit of 2 at cap 2 with one slot taken %s; after the release it "
+	       "returned %ld; %u slots in flight after it\n",
+	       waited ? "waited" : "did not wait",
+	       atomic_load(&aio_result), atomic_load(&region->gate.inflight));
+	EXPECT(atomic_load(&aio_result) == 2, "io_submit of 2 after the release: %ld",
+	       atomic_load(&aio_result));
+	EXPECT(atomic_load(&region->gate.inflight) == 0,
+	       "%u slots still taken after the submissions returned",
+	       atomic_load(&region->gate.inflight));
+	low_gate_set_cap(&region->gate, LOW_GATE_UNLIMITED, 0);
+	close(aio_fd);
+	return test_result();
+}
+
 int main(int argc, char **argv)
 {
-	if (argc < 2 || (argc != 2 && strcmp(argv[1], "locks")) ||
-	    (!strcmp(argv[1], "locks") && argc != 3)) {
-		fprintf(stderr, "usage: adaptive-devbytes push|request|readahead|locks DIR\n");
+	bool with_dir = argc >= 2 && (!strcmp(argv[1], "locks") || !strcmp(argv[1], "async"));
+
+	if (argc != (with_dir ? 3 : 2)) {
+		fprintf(stderr, "usage: adaptive-devbytes push|request|readahead, or "
+			"adaptive-devbytes locks|async DIR\n");
 		return T_EXIT_FAIL;
 	}
+	if (with_dir)
+		lock_dir = argv[2];
 	region = adaptive_worker_region_or_fail();
 	if (!region)
 		return T_EXIT_FAIL;
@@ -676,10 +790,10 @@ int main(int argc, char **argv)
 		return request_mode();
 	if (!strcmp(argv[1], "readahead"))
 		return readahead_mode();
-	if (!strcmp(argv[1], "locks")) {
-		lock_dir = argv[2];
+	if (!strcmp(argv[1], "locks"))
 		return locks_mode();
-	}
+	if (!strcmp(argv[1], "async"))
+		return async_mode();
 	fprintf(stderr, "unknown mode %s\n", argv[1]);
 	return T_EXIT_FAIL;
 }
