@@ -238,12 +238,33 @@ static bool try_admit_n(struct low_gate *g, uint32_t cap, uint32_t need)
 	return false;
 }
 
-/* low_gate_enter_ticking for @n slots at once; a held gate (cap 0) admits none. */
+/* A poll of low_gate_enter_n: 1 ms, never past @until. */
+#define GATE_POLL_NS 1000000ull
+
+/*
+ * A timed futex wait on a word of the caller's own that nobody wakes: a plain sleep, which
+ * shows as a wait at the gate (in futex) to whoever looks, as every other waiter's does.
+ */
+static void poll_sleep(uint64_t now, uint64_t until)
+{
+	uint64_t ns = until - now < GATE_POLL_NS ? until - now : GATE_POLL_NS;
+	struct timespec ts = { .tv_sec = 0, .tv_nsec = (long)ns };
+	uint32_t never = 0;
+
+	sys_call(SYS_futex, &never, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
+}
+
+/*
+ * low_gate_enter_ticking for @n slots at once; a held gate (cap 0) admits none. Under a
+ * finite cap it polls (GATE_POLL_NS) instead of sleeping on the futex: a release wakes one
+ * waiter, and a waiter that needs more slots than are free would swallow the wake a
+ * single-slot waiter needs. Held, it sleeps on the futex as every waiter does.
+ */
 uint32_t low_gate_enter_n(struct low_gate *g, pid_t pid, pid_t tid, uint32_t n,
 			  uint64_t max_wait_ns, low_gate_tick_fn *tick, void *arg,
 			  uint32_t *tickets)
 {
-	uint64_t id = (uint64_t)(uint32_t)pid << 32 | (uint32_t)tid, until = 0;
+	uint64_t id = (uint64_t)(uint32_t)pid << 32 | (uint32_t)tid, until = 0, reclaimed = 0;
 	int saved = errno;
 	uint32_t got = 0;
 
@@ -276,10 +297,18 @@ uint32_t low_gate_enter_n(struct low_gate *g, pid_t pid, pid_t tid, uint32_t n,
 			atomic_fetch_add(&g->cut_short, 1);
 			break;
 		}
-		atomic_fetch_add(&g->waiters, 1);
-		if (!futex_wait(&g->seq, seen, wait_for(g, now, until)))
-			low_gate_reclaim_dead(g);
-		atomic_fetch_sub(&g->waiters, 1);
+		if (!need) { /* held: no release can admit anyone, only a cap change (wakes all) */
+			atomic_fetch_add(&g->waiters, 1);
+			if (!futex_wait(&g->seq, seen, wait_for(g, now, until)))
+				low_gate_reclaim_dead(g);
+			atomic_fetch_sub(&g->waiters, 1);
+		} else {
+			if (now - reclaimed >= wait_for(g, now, UINT64_MAX)) {
+				low_gate_reclaim_dead(g); /* a wait slice's worth of polls */
+				reclaimed = now;
+			}
+			poll_sleep(now, until);
+		}
 		if (tick && tick(arg))
 			break;
 	}

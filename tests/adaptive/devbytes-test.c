@@ -750,7 +750,13 @@ static int async_mode(void)
 	       atomic_load(&aio_result));
 	/* Two do not: it waits until the test's slot is released. */
 	t = submit_async(2);
-	waited = atomic_load(&aio_result) == -2 && adaptive_worker_in_futex(atomic_load(&aio_tid));
+	/* Asleep: still not returned 100 ms on, seen in futex (it polls: between two sleeps
+	   for microseconds, so one look in a few may miss). */
+	usleep(100000);
+	waited = false;
+	for (int i = 0; i < 20 && !waited; i++)
+		waited = adaptive_worker_in_futex(atomic_load(&aio_tid));
+	waited = waited && atomic_load(&aio_result) == -2;
 	EXPECT(waited, "a low io_submit of 2 did not wait at cap 2 with 1 slot taken (it "
 	       "returned %ld): a submission of N holds no slots", atomic_load(&aio_result));
 	low_gate_exit(&region->gate, mine, 0);
