@@ -165,9 +165,10 @@
  * buffered write is a copy into memory: under a finite cap its device I/O is the shim's
  * writeback push, cut into chunk pieces that each hold a slot while they are submitted
  * (sync_file_range's WRITE) and are waited for without one, so the next low I/O is admitted
- * as soon as the device has the piece (a pushing thread, waiting, adds at most one piece
- * beyond the cap: preload/low_paths.c); held, the write itself waits before it copies, or the flusher would write back a
- * held tier's pages at the default class. A low buffered read under a cap, the foreground
+ * as soon as the device has the piece: "in flight" is "submitted", and a pushing thread,
+ * waiting, adds at most one piece beyond the cap (preload/low_paths.c). Held, the write
+ * itself waits before it copies, or the flusher would write back a held tier's pages at the
+ * default class. A low buffered read under a cap, the foreground
  * active, reads what it asks: its fd is advised POSIX_FADV_RANDOM (NORMAL again at full;
  * never an fd the program advised), or the kernel's readahead would leave whole windows in
  * flight outside every slot. An io_uring or libaio submission of N I/Os waits for min(N,
