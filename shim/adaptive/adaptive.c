@@ -193,17 +193,27 @@
  * The splitter (split_io.c, whose head lists the rules). A large low pread, or an O_DIRECT
  * low pwrite, is cut into pieces of the chunk, each passing the gate, so a high read waits
  * behind one piece and not a whole compaction write; the chunk is asked again before every
- * piece, so a tier released mid-call sends the rest at once. A split call must be
+ * piece, so a tier released mid-call sends the rest at once. A piece is never larger than
+ * one request of the device (its queue's max_sectors_kb, read once per device by a low
+ * thread, preload/adaptive_low.c): the kernel cuts a larger bio into several requests, and
+ * the cap counts I/Os on the device, one slot one request. A split call must be
  * indistinguishable from the unsplit one (return value, errno, offset, content, POSIX's
  * atomicity); where that cannot be guaranteed the call is paced whole, one slot for the whole
  * transfer: read() and write() (a shared file position), buffered or O_APPEND pwrites,
  * misaligned O_DIRECT, counts or offsets the kernel would refuse, a source not mapped end
  * to end, a write crossing RLIMIT_FSIZE or a device's end. Vectored calls pass whole. A
  * buffered write is a copy into memory: under a finite cap its device I/O is the shim's
- * writeback push, cut into chunk pieces that each hold a slot until their pages are on the
- * device; held, the write itself waits before it copies, or the flusher would write back a
- * held tier's pages at the default class. io_uring and libaio submissions wait while the
- * tier is held or every slot is taken and hold none: the cap bounds them only at 0.
+ * writeback push, cut into chunk pieces that each hold a slot while they are submitted
+ * (sync_file_range's WRITE) and are waited for without one, so the next low I/O is admitted
+ * as soon as the device has the piece: "in flight" is "submitted", and a pushing thread,
+ * waiting, adds at most one piece beyond the cap (preload/low_paths.c). Held, the write
+ * itself waits before it copies, or the flusher would write back a held tier's pages at the
+ * default class. A low buffered read under a cap, the foreground
+ * active, reads what it asks: its fd is advised POSIX_FADV_RANDOM (NORMAL again at full;
+ * never an fd the program advised), or the kernel's readahead would leave whole windows in
+ * flight outside every slot. An io_uring or libaio submission of N I/Os waits for min(N,
+ * cap) free slots and holds them while it submits (low_gate_enter_n), as a push's piece
+ * does: its completions are reaped where the shim cannot see them.
  *
  * What blk-iolatency does not need and this does: the baseline probes (a relative target),
  * the floor and the debt guard (a starved compaction stalls the database's own writes), and

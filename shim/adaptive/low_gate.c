@@ -247,6 +247,92 @@ uint32_t low_gate_enter(struct low_gate *g, pid_t pid, pid_t tid, uint64_t max_w
 	return low_gate_enter_ticking(g, pid, tid, max_wait_ns, NULL, NULL);
 }
 
+static bool try_admit_n(struct low_gate *g, uint32_t cap, uint32_t need)
+{
+	uint32_t n = atomic_load(&g->inflight);
+
+	while (n + need <= cap)
+		if (atomic_compare_exchange_weak(&g->inflight, &n, n + need))
+			return true;
+	return false;
+}
+
+/* A poll of low_gate_enter_n: 1 ms, never past @until. */
+#define GATE_POLL_NS 1000000ull
+
+/*
+ * A timed futex wait on a word of the caller's own that nobody wakes: a plain sleep, which
+ * shows as a wait at the gate (in futex) to whoever looks, as every other waiter's does.
+ */
+static void poll_sleep(uint64_t now, uint64_t until)
+{
+	uint64_t ns = until - now < GATE_POLL_NS ? until - now : GATE_POLL_NS;
+	struct timespec ts = { .tv_sec = 0, .tv_nsec = (long)ns };
+	uint32_t never = 0;
+
+	sys_call(SYS_futex, &never, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
+}
+
+/*
+ * low_gate_enter_ticking for @n slots at once; a held gate (cap 0) admits none. Under a
+ * finite cap it polls (GATE_POLL_NS) instead of sleeping on the futex: a release wakes one
+ * waiter, and a waiter that needs more slots than are free would swallow the wake a
+ * single-slot waiter needs. Held, it sleeps on the futex as every waiter does.
+ */
+uint32_t low_gate_enter_n(struct low_gate *g, pid_t pid, pid_t tid, uint32_t n,
+			  uint64_t max_wait_ns, low_gate_tick_fn *tick, void *arg,
+			  uint32_t *tickets)
+{
+	uint64_t id = (uint64_t)(uint32_t)pid << 32 | (uint32_t)tid, until = 0, next_reclaim = 0;
+	int saved = errno;
+	uint32_t got = 0;
+
+	if (!n || atomic_load(&g->cap) == LOW_GATE_UNLIMITED)
+		return 0;
+	for (;;) {
+		uint32_t seen = atomic_load(&g->seq), cap = cap_now(g), need;
+		uint64_t now, hint = 0;
+
+		if (cap == LOW_GATE_UNLIMITED)
+			break;
+		need = n < cap ? n : cap;
+		if (need && try_admit_n(g, cap, need)) {
+			for (uint32_t i = 0; i < need; i++) {
+				uint32_t ticket = claim_slot(g, id);
+
+				if (ticket)
+					tickets[got++] = ticket;
+			}
+			break;
+		}
+		if (holds_slot(g, id))
+			break;
+		now = now_ns();
+		if (!until) {
+			atomic_fetch_add(&g->waits, 1);
+			until = now + (max_wait_ns < UINT64_MAX - now ? max_wait_ns : UINT64_MAX - now);
+			next_reclaim = now + wait_for(g, now, until, 0);
+		}
+		if (now >= until) {
+			atomic_fetch_add(&g->cut_short, 1);
+			break;
+		}
+		if (tick && tick(arg, &hint))
+			break;
+		if (!need) { /* held: no release can admit anyone, only a cap change (wakes all) */
+			atomic_fetch_add(&g->waiters, 1);
+			if (!futex_wait(&g->seq, seen, wait_for(g, now, until, hint)))
+				reclaim_due(g, &next_reclaim, until);
+			atomic_fetch_sub(&g->waiters, 1);
+		} else {
+			poll_sleep(now, until);
+			reclaim_due(g, &next_reclaim, until); /* a wait slice's worth of polls */
+		}
+	}
+	errno = saved;
+	return got;
+}
+
 /*
  * Give the slot of @ticket back if it is still the ticket's: a holder whose slot a waiter
  * took back while it was stopped (low_gate_reclaim_dead) finds another id there, or none,

@@ -84,6 +84,17 @@ uint32_t low_gate_enter_ticking(struct low_gate *g, pid_t pid, pid_t tid, uint64
 				low_gate_tick_fn *tick, void *arg);
 
 /*
+ * Admit @n I/Os at once (an asynchronous submission of @n): wait, as low_gate_enter_ticking
+ * does, until min(@n, cap) slots are free, and take them all, their tickets in @tickets (room
+ * for min(@n, LOW_GATE_HOLDERS)); returns how many it took, each for low_gate_exit. 0: the
+ * gate is open, the wait reached its bound, the tick ended it, or the caller holds a slot.
+ * Under a finite cap it polls every millisecond, so that it never takes a release's wake-up.
+ */
+uint32_t low_gate_enter_n(struct low_gate *g, pid_t pid, pid_t tid, uint32_t n,
+			  uint64_t max_wait_ns, low_gate_tick_fn *tick, void *arg,
+			  uint32_t *tickets);
+
+/*
  * Are the gate's shared fields in their ranges at @now_ns (the cap, the count in flight, the
  * lease)? Another process of the tree, or root, can write anything there.
  */

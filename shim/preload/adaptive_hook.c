@@ -281,12 +281,12 @@ static ssize_t gated_piece(void *ctx, char *buf, size_t len, off_t off)
  */
 static size_t piece_allowance(void *ctx)
 {
+	const struct low_call *call = ctx;
 	struct low_gate *g = &adaptive_on->gate;
 	/* checked: a garbled chunk means no limit (adaptive_region.h), never a tiny piece */
 	uint32_t chunk = adaptive_region_chunk(adaptive_on);
 	uint64_t lease;
 
-	(void)ctx;
 	if (atomic_load_explicit(&g->cap, memory_order_relaxed) == LOW_GATE_UNLIMITED ||
 	    chunk == ADAPTIVE_UNLIMITED)
 		return 0;
@@ -298,6 +298,8 @@ static size_t piece_allowance(void *ctx)
 	 * reader who returns waits behind one 1 MiB piece at most, not the rest of the call.
 	 */
 	chunk = adaptive_region_piece(adaptive_on, chunk);
+	/* One slot, one device request: the kernel cuts a larger piece (adaptive_low.h). */
+	chunk = adaptive_piece_limit(call->fd, chunk);
 	return chunk < PIECE_MIN ? PIECE_MIN : chunk;
 }
 
@@ -405,7 +407,7 @@ static __attribute__((noinline)) ssize_t low_io_large(struct low_call *call, cha
 						       size_t n, off_t off)
 {
 	struct split_call how = { .piece = gated_piece, .allowance = piece_allowance, .ctx = call };
-	size_t allowance = piece_allowance(NULL);
+	size_t allowance = piece_allowance(call);
 
 	if (!allowance || n <= allowance || !may_cut(call, buf, n, off, &how))
 		return gated_piece(call, buf, n, off);
@@ -423,6 +425,10 @@ static ssize_t low_io(struct low_call *call, char *buf, size_t n, off_t off)
 	/* unchecked, as a filter only: whatever it says, a cut call asks piece_allowance */
 	chunk = atomic_load_explicit(&adaptive_on->chunk, memory_order_relaxed);
 
+	/* A buffered read under a cap reads what it asks: no readahead outside its slot. */
+	if (kind == FD_KIND_FILE && !op_writes(call->op))
+		adaptive_low_readahead(call->fd, chunk != ADAPTIVE_UNLIMITED &&
+					 !adaptive_region_fg_idle(adaptive_on, now_ns()));
 	/* A write to a file the foreground writes too (a WAL): whole, never held. */
 	if (unlikely(op_writes(call->op) && file_shared(call->fd, kind))) {
 		ret = real_io(call, buf, n, off);
@@ -434,9 +440,12 @@ static ssize_t low_io(struct low_call *call, char *buf, size_t n, off_t off)
 	 * whole (split_io.c, rule 1), and so is a buffered write (one copy) and every call the
 	 * splitter cannot cut without the program noticing.
 	 */
-	if (likely(chunk == ADAPTIVE_UNLIMITED || n <= chunk) || kind == FD_KIND_OTHER ||
+	if (likely(chunk == ADAPTIVE_UNLIMITED || n <= PIECE_MIN) || kind == FD_KIND_OTHER ||
 	    call->op == OP_READ || call->op == OP_WRITE ||
 	    (call->op == OP_PWRITE && kind == FD_KIND_FILE))
+		return gated_piece(call, buf, n, off);
+	/* Within the chunk and within one request of the device (a load, after its first). */
+	if (likely(n <= chunk) && n <= adaptive_piece_limit(call->fd, chunk))
 		return gated_piece(call, buf, n, off);
 	return low_io_large(call, buf, n, off);
 }
@@ -537,11 +546,6 @@ ssize_t adaptive_pwrite(int fd, const void *buf, size_t n, off_t off)
 		return REAL(pwrite)(fd, buf, n, off);
 	}
 	return low_io(&call, (char *)buf, n, off);
-}
-
-void adaptive_async_pass(void)
-{
-	low_gate_exit(&adaptive_on->gate, adaptive_gate_enter(), 0);
 }
 
 void adaptive_async_submitted(uint64_t bytes)

@@ -123,11 +123,10 @@ static inline void adaptive_before_sync(int fd)
 		   }))
 
 /*
- * An io_uring or libaio submission of a low thread: it cannot be counted in flight (it
- * completes later, elsewhere), so it only passes the gate first: it waits while the low
- * tier is held or every slot is taken, and holds none. @bytes: what was submitted.
+ * After an io_uring or libaio submission of a low thread succeeded (its slots, taken by
+ * adaptive_async_enter, are released by then): its @bytes feed the controller, and the
+ * thread steps it if the window ended.
  */
-SHIM_HIDDEN void adaptive_async_pass(void);
 SHIM_HIDDEN void adaptive_async_submitted(uint64_t bytes);
 
 #endif

@@ -1,9 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
- * adaptive_low.c: the region pointer and the low side of the gate (see adaptive_low.h).
+ * adaptive_low.c: the region pointer, the low side of the gate and the device's request
+ * size, which bounds a gated piece (see adaptive_low.h).
  */
 #include "adaptive_low.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+
+#include "fd_table.h"
 #include "globals.h"
 #include "adaptive/adaptive_region.h"
 #include "core/sys.h"
@@ -32,7 +42,7 @@ uint32_t adaptive_gate_enter(void)
 					  shim.cfg.gate_wait_ns);
 }
 
-uint32_t adaptive_push_chunk(void)
+uint32_t adaptive_push_chunk(int fd)
 {
 	struct adaptive_region *r = adaptive_on;
 	uint32_t chunk;
@@ -41,7 +51,10 @@ uint32_t adaptive_push_chunk(void)
 		return 0;
 	chunk = adaptive_region_chunk(r);
 	/* The foreground idle: 1 MiB pieces at least, as the splitter's (adaptive_region_piece). */
-	return chunk == ADAPTIVE_UNLIMITED ? 0 : adaptive_region_piece(r, chunk);
+	if (chunk == ADAPTIVE_UNLIMITED)
+		return 0;
+	/* One slot, one request: no larger than the device takes at once. */
+	return adaptive_piece_limit(fd, adaptive_region_piece(r, chunk));
 }
 
 uint32_t adaptive_push_enter(void)
@@ -53,4 +66,187 @@ uint32_t adaptive_push_enter(void)
 void adaptive_push_exit(uint32_t ticket)
 {
 	low_gate_exit(&adaptive_on->gate, ticket, 0);
+}
+
+/* ---- the device's request size -------------------------------------------------------- */
+
+/*
+ * The kernel cuts a bio larger than its queue's max_sectors_kb into several requests, so a
+ * 1 MiB piece on a device whose limit is 512 KiB is two I/Os on the device under one slot.
+ * The limit is read once per device (a few per process) from sysfs, on a low thread's path,
+ * never a high one's: a partition has no queue of its own, its disk's is one directory up.
+ * Each entry is one word, so readers need no lock: major << 28 | minor << 8 | log2 + 1 (0
+ * for a device without a limit we can read). Major numbers have 12 bits and minors 20 in
+ * the kernel; a device beyond them, or a full table, is looked up again at each new fd.
+ */
+#define REQ_DEVICES 16u
+static _Atomic uint64_t req_devices[REQ_DEVICES];
+
+/* The first decimal number in @path's first 31 bytes, read with raw calls; 0 if none. */
+static uint64_t sysfs_number(const char *path)
+{
+	char text[32];
+	long fd = sys_call(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOCTTY), n;
+	uint64_t v = 0;
+
+	if (fd < 0)
+		return 0;
+	n = sys_call(SYS_read, (int)fd, text, sizeof(text) - 1);
+	sys_call(SYS_close, (int)fd);
+	for (long i = 0; i < n && text[i] >= '0' && text[i] <= '9'; i++)
+		v = v * 10 + (uint64_t)(text[i] - '0');
+	return v;
+}
+
+/* log2 + 1 of the largest power of two within the request size of MAJ:MIN; 0: none. */
+static uint32_t device_req_log(unsigned major, unsigned minor)
+{
+	static const char *const tails[] = { "/queue/max_sectors_kb", "/../queue/max_sectors_kb" };
+	char path[96] = "/sys/dev/block/", *end;
+	uint64_t kb = 0;
+
+	end = path + strlen(path);
+	end += sys_decimal(major, end);
+	*end++ = ':';
+	end += sys_decimal(minor, end);
+	for (unsigned i = 0; i < 2 && !kb; i++) {
+		strcpy(end, tails[i]);
+		kb = sysfs_number(path);
+	}
+	if (!kb || kb >= (1ull << 20)) /* none, or 1 GiB and more: no limit worth a cut */
+		return 0;
+	return 63u - (uint32_t)__builtin_clzll(kb) + 10u + 1u;
+}
+
+/* The entry of MAJ:MIN, looked up or found now. log2 + 1, 0 for none. */
+static uint32_t device_req(unsigned major, unsigned minor)
+{
+	uint64_t id = (uint64_t)major << 28 | (uint64_t)minor << 8, slot = (id >> 8) % REQ_DEVICES;
+	uint32_t log;
+
+	if (major >= (1u << 12) || minor >= (1u << 20))
+		return device_req_log(major, minor);
+	for (unsigned i = 0; i < REQ_DEVICES; i++) {
+		uint64_t e = atomic_load_explicit(&req_devices[(slot + i) % REQ_DEVICES],
+						  memory_order_relaxed);
+
+		if (e && (e & ~0xffull) == id)
+			return (uint32_t)(e & 0xff);
+	}
+	log = device_req_log(major, minor);
+	for (unsigned i = 0; i < REQ_DEVICES; i++) {
+		uint64_t free_entry = 0;
+
+		if (atomic_compare_exchange_strong(&req_devices[(slot + i) % REQ_DEVICES],
+						   &free_entry, id | log))
+			break;
+	}
+	return log;
+}
+
+uint32_t adaptive_request_max(int fd)
+{
+	struct fd_path *p;
+	uint32_t flags, found;
+	struct stat st;
+	int saved;
+
+	if ((unsigned)fd >= PATH_FD_MAX)
+		return 0;
+	p = &fd_paths[fd];
+	flags = atomic_load_explicit(&p->flags, memory_order_acquire);
+	found = (flags & FD_REQ_MASK) >> FD_REQ_SHIFT;
+	if (likely(found))
+		return found == FD_REQ_NONE ? 0 : 1u << (found - 1);
+	if ((flags & FD_KIND_MASK) == FD_KIND_UNKNOWN)
+		return 0; /* not classified yet: its entry is not this fd's for certain */
+	saved = errno;
+	found = 0;
+	if (sys_call(SYS_fstat, fd, &st) == 0) {
+		dev_t dev = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
+
+		found = device_req(major(dev), minor(dev));
+	}
+	errno = saved;
+	if (!found || found > 31u)
+		found = FD_REQ_NONE;
+	/* Only onto the entry it was found for: an fd reset meanwhile is looked up again. */
+	atomic_compare_exchange_strong(&p->flags, &flags, flags | found << FD_REQ_SHIFT);
+	return found == FD_REQ_NONE ? 0 : 1u << (found - 1);
+}
+
+uint32_t adaptive_piece_limit(int fd, uint32_t piece)
+{
+	uint32_t req = adaptive_request_max(fd);
+
+	return req && req < piece ? req : piece;
+}
+
+/* ---- readahead under a cap ------------------------------------------------------------ */
+
+void adaptive_low_readahead(int fd, bool capped)
+{
+	struct fd_path *p;
+	uint32_t flags;
+	int saved;
+
+	if ((unsigned)fd >= PATH_FD_MAX)
+		return;
+	p = &fd_paths[fd];
+	flags = atomic_load_explicit(&p->flags, memory_order_relaxed);
+	if (likely(capped == !!(flags & FD_RA_OFF)) || (flags & FD_ADVISED) ||
+	    (flags & FD_KIND_MASK) != FD_KIND_FILE)
+		return;
+	/* One thread advises; the bit goes with it, so NORMAL undoes only our own RANDOM. */
+	if (!atomic_compare_exchange_strong(&p->flags, &flags, flags ^ FD_RA_OFF))
+		return;
+	saved = errno;
+	sys_call(SYS_fadvise64, fd, (off_t)0, (off_t)0,
+		 capped ? POSIX_FADV_RANDOM : POSIX_FADV_NORMAL);
+	errno = saved;
+}
+
+/* ---- asynchronous submissions ---------------------------------------------------------- */
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The fast path, between waits: the foreground fell idle, the submission goes at full. No
+ * wake-up hint: under a finite cap the N-slot waiter polls every millisecond anyway.
+ */
+static bool async_fg_idle(void *arg, uint64_t *hint)
+{
+	(void)hint;
+	return adaptive_region_fg_idle(arg, monotonic_ns());
+}
+
+uint32_t adaptive_async_enter(uint32_t n, uint32_t *tickets)
+{
+	struct adaptive_region *r = adaptive_on;
+	uint64_t now;
+
+	if (!r || !n ||
+	    atomic_load_explicit(&r->gate.cap, memory_order_relaxed) == LOW_GATE_UNLIMITED ||
+	    adaptive_region_bad(r))
+		return 0;
+	now = monotonic_ns();
+	/* A garbled gate is refused where every single-slot call looks (adaptive_region.c). */
+	if (!low_gate_sane(&r->gate, now) || adaptive_region_fg_idle(r, now))
+		return 0;
+	if (n > LOW_GATE_HOLDERS)
+		n = LOW_GATE_HOLDERS;
+	return low_gate_enter_n(&r->gate, sys_getpid(), adaptive_self_tid(), n,
+				shim.cfg.gate_wait_ns, async_fg_idle, r, tickets);
+}
+
+void adaptive_async_exit(const uint32_t *tickets, uint32_t taken)
+{
+	for (uint32_t i = 0; i < taken; i++)
+		low_gate_exit(&adaptive_on->gate, tickets[i], 0);
 }

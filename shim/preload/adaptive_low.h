@@ -8,6 +8,7 @@
 #ifndef IOTIER_ADAPTIVE_LOW_H
 #define IOTIER_ADAPTIVE_LOW_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -28,10 +29,45 @@ SHIM_HIDDEN uint32_t adaptive_gate_enter(void);
 /*
  * The writeback push of a low thread (low_paths.c). adaptive_push_chunk: 0 while the tier
  * is at full or there is no target (push as without one), else the size of each gated
- * piece (1 MiB at least while the foreground is idle: adaptive_region_piece). Each piece passes adaptive_push_enter / _exit and is waited for before the next.
+ * piece of @fd's range (1 MiB at least while the foreground is idle: adaptive_region_piece;
+ * never more than one request of the device: adaptive_piece_limit). Each piece holds its
+ * slot (adaptive_push_enter / _exit) while it is submitted, and is waited for
+ * without one before the next.
  */
-SHIM_HIDDEN uint32_t adaptive_push_chunk(void);
+SHIM_HIDDEN uint32_t adaptive_push_chunk(int fd);
 SHIM_HIDDEN uint32_t adaptive_push_enter(void);
 SHIM_HIDDEN void adaptive_push_exit(uint32_t ticket);
+
+/*
+ * The largest request @fd's device takes (its queue's max_sectors_kb, rounded down to a
+ * power of two; a partition's disk's), in bytes; 0 when unknown or none. The kernel cuts a
+ * larger bio into several requests, each a device I/O, while the gate counts one. Read once
+ * per device and kept per fd (FD_REQ_MASK): after the first call, one load.
+ */
+SHIM_HIDDEN uint32_t adaptive_request_max(int fd);
+
+/* @piece, clamped to adaptive_request_max(@fd): one gated piece is one request. */
+SHIM_HIDDEN uint32_t adaptive_piece_limit(int fd, uint32_t piece);
+
+/*
+ * Before a low thread's read of the buffered file @fd: under a cap (@capped) the kernel's
+ * readahead, which it would submit during the call and leave in flight after it, outside
+ * every slot, is turned off for the fd's description (POSIX_FADV_RANDOM: each read reads
+ * what it asks, within its piece and its slot); at full it is turned back on
+ * (POSIX_FADV_NORMAL). Never for an fd whose pattern the program advised (FD_ADVISED).
+ * One load and a compare when nothing changes; errno kept.
+ */
+SHIM_HIDDEN void adaptive_low_readahead(int fd, bool capped);
+
+/*
+ * A low thread's asynchronous submission of @n I/Os (io_submit, io_uring_enter, liburing's
+ * submits): wait, bounded by IOTIER_GATE_WAIT, until min(@n, cap) slots are free and take
+ * them (their tickets in @tickets, room for LOW_GATE_HOLDERS), to be released by
+ * adaptive_async_exit once the submission returned: as the push's pieces, its I/Os hold
+ * their slots while they are submitted, not until they complete (nobody sees that: the
+ * program reaps them). At full, or with the foreground idle, none. Keeps errno.
+ */
+SHIM_HIDDEN uint32_t adaptive_async_enter(uint32_t n, uint32_t *tickets);
+SHIM_HIDDEN void adaptive_async_exit(const uint32_t *tickets, uint32_t taken);
 
 #endif

@@ -38,6 +38,23 @@ enum {
 	 * holder is never held"). Set when first seen, kept until the entry is reset.
 	 */
 	FD_SHARED = 1u << 9,
+	/*
+	 * The largest request of the fd's device (its queue's max_sectors_kb, rounded down to
+	 * a power of two), log2 + 1, or FD_REQ_NONE when it has none we can read (0: not
+	 * looked up yet): found by the low side once per fd (adaptive_low.c), forgotten with
+	 * the kind.
+	 */
+	FD_REQ_SHIFT = 10,
+	FD_REQ_MASK = 31u << FD_REQ_SHIFT,
+	FD_REQ_NONE = 31u,
+	/*
+	 * Readahead (docs/adaptive.md, "Readahead"): the program advised this fd's access
+	 * pattern (posix_fadvise NORMAL, SEQUENTIAL, RANDOM or NOREUSE), so the shim leaves its
+	 * readahead alone; or the shim advised POSIX_FADV_RANDOM on it for a low thread's reads
+	 * under a cap, to be undone (POSIX_FADV_NORMAL) once the tier runs at full again.
+	 */
+	FD_ADVISED = 1u << 15,
+	FD_RA_OFF = 1u << 16,
 };
 
 struct fd_path {

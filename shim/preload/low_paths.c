@@ -169,11 +169,29 @@ static uint64_t crossed(_Atomic uint64_t *counter, uint64_t bytes, uint64_t limi
  * and its cursor starts where the error state stood at open. Without /proc (or when the
  * file cannot be opened for reading) the wait is skipped and only the push is made.
  * O_NONBLOCK: never block on another process's lease. Raw calls, not our wrappers.
+ *
+ * Closing that description must not cost the program its locks: POSIX record locks
+ * (fcntl F_SETLK, lockf) belong to the process and the file, and the close of *any* of the
+ * process's descriptors of the file releases them all (SQLite's locks on its database).
+ * So no description of our own is opened while the file carries a record lock: asked on
+ * the program's fd with F_OFD_GETLK, whose owner (the description) differs from every
+ * POSIX lock's, so a lock of this process is reported as well as another's. Any lock, or
+ * no answer, means no wait: the push still goes, unwaited.
  */
+static bool file_locked(int fd)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0,
+			    .l_pid = 0 };
+
+	return sys_call(SYS_fcntl, fd, F_OFD_GETLK, &fl) < 0 || fl.l_type != F_UNLCK;
+}
+
 static int open_own_description(int fd)
 {
 	char path[sizeof("/proc/self/fd/") + SYS_DECIMAL_MAX] = "/proc/self/fd/";
 
+	if (file_locked(fd))
+		return -1;
 	sys_decimal((unsigned)fd, path + strlen(path));
 	return (int)sys_call(SYS_openat, AT_FDCWD, path,
 			    O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
@@ -192,23 +210,31 @@ static bool wait_own(int fd, off_t lo, off_t len, unsigned flags, bool drop)
 		return false;
 	sys_call(SYS_sync_file_range, own, lo, len, flags);
 	if (drop)
-		posix_fadvise(own, lo, len, POSIX_FADV_DONTNEED);
+		sys_call(SYS_fadvise64, own, lo, len, POSIX_FADV_DONTNEED);
 	sys_call(SYS_close, own);
 	return true;
 }
 
 /*
  * While the adaptive tier holds the low tier back (a finite cap), the push is the low tier's
- * device I/O, so it passes the gate in chunk-size pieces and each piece is waited for before
- * the next (WAIT_BEFORE|WRITE|WAIT_AFTER, on our own description: a writeback error stays
- * for the program's fsync): the low tier's bytes at the device stay within cap x chunk. The
- * range is what was written since the last push, [@end - @bytes, @end): a sequential writer's
- * (an SST file's) new pages. Pages outside it (an earlier random write) wait for the next push
- * at full, or the flusher. Returns false, having done nothing, at full or without /proc.
+ * device I/O, so it passes the gate in chunk-size pieces (no larger than one request of the
+ * file's device: adaptive_push_chunk), one at a time. A piece holds its slot while its I/O
+ * goes to the device, and no longer: earlier writeback of the range (the flusher's, not
+ * ours) is waited for first without a slot (WAIT_BEFORE), the slot is taken for the
+ * submission (WRITE: when it returns, the piece's bios are in the block layer), released,
+ * and the wait for their completion (WAIT_AFTER) holds none, so the next low I/O of the
+ * tree is admitted as soon as the device has this one. This thread's next piece, and its
+ * next I/O of any kind, comes only after that wait: a pushing thread never has more than one
+ * piece on the device beyond the cap (docs/adaptive.md, "Buffered writes"). The waits run
+ * on our own description: a writeback error stays for the program's fsync; without one
+ * (no /proc, or a locked file: open_own_description) the pieces go unwaited. The range is
+ * what was written since the last push, [@end - @bytes, @end): a sequential writer's (an SST
+ * file's) new pages. Pages outside it (an earlier random write) wait for the next push at
+ * full, or the flusher. Returns false, having done nothing, at full.
  */
 static bool steer_gated(int fd, off_t end, uint64_t bytes)
 {
-	uint64_t chunk = unlikely(adaptive_on) ? adaptive_push_chunk() : 0;
+	uint64_t chunk = unlikely(adaptive_on) ? adaptive_push_chunk(fd) : 0;
 	off_t lo;
 	int own;
 
@@ -223,17 +249,24 @@ static bool steer_gated(int fd, off_t end, uint64_t bytes)
 		chunk = shim.cfg.writeback_bytes;
 	if (end < 0)
 		end = (off_t)sys_call(SYS_lseek, fd, (off_t)0, SEEK_CUR);
-	if (end < 0 || (own = open_own_description(fd)) < 0)
+	if (end < 0)
 		return false;
+	own = open_own_description(fd);
 	for (lo = end > (off_t)bytes ? end - (off_t)bytes : 0; lo < end; lo += (off_t)chunk) {
 		off_t len = end - lo < (off_t)chunk ? end - lo : (off_t)chunk;
-		uint32_t ticket = adaptive_push_enter();
+		uint32_t ticket;
 
-		sys_call(SYS_sync_file_range, own, lo, len, SYNC_FILE_RANGE_WAIT_BEFORE |
-			 SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+		if (own >= 0)
+			sys_call(SYS_sync_file_range, own, lo, len, SYNC_FILE_RANGE_WAIT_BEFORE);
+		ticket = adaptive_push_enter();
+		/* WRITE alone never touches the errseq cursor: the program's fd will do. */
+		sys_call(SYS_sync_file_range, fd, lo, len, SYNC_FILE_RANGE_WRITE);
 		adaptive_push_exit(ticket);
+		if (own >= 0)
+			sys_call(SYS_sync_file_range, own, lo, len, SYNC_FILE_RANGE_WAIT_AFTER);
 	}
-	sys_call(SYS_close, own);
+	if (own >= 0)
+		sys_call(SYS_close, own);
 	return true;
 }
 
@@ -285,7 +318,7 @@ static void drop_behind(int fd, struct fd_path *p, uint64_t chunk_bytes, off_t e
 	/* Without our own description: pushed already, and what is clean is dropped. */
 	if (!wait_own(fd, (off_t)lo, (off_t)(chunk_lo - lo), SYNC_FILE_RANGE_WAIT_BEFORE |
 			      SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER, true))
-		posix_fadvise(fd, lo, chunk_lo - lo, POSIX_FADV_DONTNEED);
+		sys_call(SYS_fadvise64, fd, (off_t)lo, (off_t)(chunk_lo - lo), POSIX_FADV_DONTNEED);
 }
 
 /* ---- the dirty budget ------------------------------------------------------------------ */
@@ -379,6 +412,14 @@ out:
 	errno = saved;
 }
 
+void low_paths_advised(int fd, int advice)
+{
+	if ((unsigned)fd >= PATH_FD_MAX || advice == POSIX_FADV_WILLNEED ||
+	    advice == POSIX_FADV_DONTNEED)
+		return;
+	atomic_fetch_or_explicit(&fd_paths[fd].flags, FD_ADVISED, memory_order_relaxed);
+}
+
 /*
  * A drop-behind file being closed: write back and drop what is left, waiting for it, so a
  * closed log leaves nothing behind in the cache. Other files only forget their state.
@@ -411,7 +452,7 @@ void low_paths_closing(int fd)
 				      SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER, true)) {
 			sys_call(SYS_sync_file_range, fd, (off_t)lo, (off_t)0,
 				SYNC_FILE_RANGE_WRITE);
-			posix_fadvise(fd, lo, 0, POSIX_FADV_DONTNEED);
+			sys_call(SYS_fadvise64, fd, (off_t)lo, (off_t)0, POSIX_FADV_DONTNEED);
 		}
 	}
 out:

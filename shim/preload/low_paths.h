@@ -67,6 +67,12 @@ SHIM_HIDDEN void low_paths_read(int fd, size_t bytes);
 SHIM_HIDDEN void low_paths_opened(int fd, const char *path);
 SHIM_HIDDEN void low_paths_closing(int fd);
 
+/*
+ * The program gave @fd an @advice (posix_fadvise): one on the access pattern marks the fd
+ * FD_ADVISED, whose readahead the adaptive tier then never changes. errno kept.
+ */
+SHIM_HIDDEN void low_paths_advised(int fd, int advice);
+
 
 
 /* Wait until the low tier may move @bytes more; interrupted by a signal, it returns early. */

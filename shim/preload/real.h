@@ -44,6 +44,7 @@ struct iocb;
 	X(sync_file_range, int, (int, off_t, off_t, unsigned int))                          \
 	X(fallocate, int, (int, int, off_t, off_t))                                         \
 	X(posix_fallocate, int, (int, off_t, off_t))                                        \
+	X(posix_fadvise, int, (int, off_t, off_t, int))                                     \
 	X(copy_file_range, ssize_t, (int, off_t *, int, off_t *, size_t, unsigned int))     \
 	X(sendfile, ssize_t, (int, int, off_t *, size_t))                                   \
 	X(splice, ssize_t, (int, off_t *, int, off_t *, size_t, unsigned int))              \

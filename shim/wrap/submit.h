@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 
+#include "adaptive/low_gate.h"
 #include "core/compiler.h"
 #include "preload/preload.h"
 
@@ -27,13 +28,42 @@ SHIM_HIDDEN void *late_symbol(const char *name);
 		 : (real.name = (__typeof__(real.name))late_symbol(#name)))
 
 /*
- * A low thread's submission passes the adaptive gate first (docs/adaptive.md; not an urgent
- * one's): it cannot be
- * counted in flight, so it only waits while the low tier is held (or every slot is taken).
- * Then it is stamped; its bytes go to the rate limit and the controller once it succeeded.
+ * The gate slots a low submission holds while it runs (adaptive_async_enter): as many as
+ * it submits I/Os, up to the cap. @taken is set to 0 before the submission (the tickets
+ * are written only as taken), and they are released after it by LOW_SUBMITTED whatever it
+ * returned.
  */
-#define LOW_SUBMISSION(stamp)                                                              \
-	((unlikely(adaptive_on) && !self_is_urgent() ? adaptive_async_pass() : (void)0), (stamp))
+struct low_slots {
+	uint32_t taken;
+	uint32_t tickets[LOW_GATE_HOLDERS];
+};
+
+/*
+ * A low thread's submission of @count I/Os passes the adaptive gate first (docs/adaptive.md;
+ * not an urgent one's): it waits, bounded, until @count slots are free (or all of a smaller
+ * cap) and holds them in @slots while it is submitted. Then it is stamped; its bytes go to
+ * the rate limit and the controller once it succeeded.
+ */
+#define LOW_SUBMISSION(slots, count, stamp)                                                \
+	((unlikely(adaptive_on) && !self_is_urgent()                                       \
+		  ? (void)((slots)->taken = adaptive_async_enter((count), (slots)->tickets))   \
+		  : (void)0),                                                              \
+	 (stamp))
+
+/* After the submission returned: its slots released, and on success its bytes charged. */
+#define LOW_SUBMITTED(slots, bytes, ret)                                                   \
+	do {                                                                               \
+		if (unlikely((slots)->taken))                                              \
+			adaptive_async_exit((slots)->tickets, (slots)->taken);             \
+		if ((bytes) && (ret) > 0)                                                  \
+			low_submitted(bytes);                                              \
+	} while (0)
+
+/* A submission's count of I/Os as the gate takes it (a count the program passed: any long). */
+static inline uint32_t low_submit_count(long n)
+{
+	return n <= 0 ? 0 : n > LOW_GATE_HOLDERS ? LOW_GATE_HOLDERS : (uint32_t)n;
+}
 
 /* After a low submission succeeded: charge its @bytes to the rate limit and the controller. */
 SHIM_HIDDEN void low_submitted(uint64_t bytes);

@@ -116,20 +116,23 @@ uint64_t aio_stamp_iocbs(long nr, struct iocb **ios)
 /* libaio's io_submit returns -errno, like the raw syscall through syscall() returns -1. */
 EXPORT int io_submit(unsigned long ctx, long nr, struct iocb **ios)
 {
+	struct low_slots slots;
 	uint64_t bytes = 0;
 	int ret;
+
+	slots.taken = 0;
 
 	if (unlikely(!LATE(io_submit)))
 		return -ENOSYS;
 	if (likely(!in_shim) && nr > 0 && ios) {
 		shim_io_prologue();
 		if (self_is_low())
-			bytes = LOW_SUBMISSION(aio_stamp_iocbs(nr, ios));
+			bytes = LOW_SUBMISSION(&slots, low_submit_count(nr),
+					       aio_stamp_iocbs(nr, ios));
 	}
 	in_submit++;
 	ret = REAL(io_submit)(ctx, nr, ios);
 	in_submit--;
-	if (bytes && ret > 0)
-		low_submitted(bytes);
+	LOW_SUBMITTED(&slots, bytes, ret);
 	return ret;
 }

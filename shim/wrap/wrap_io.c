@@ -199,6 +199,23 @@ EXPORT int posix_fallocate(int fd, off_t off, off_t len)
 	return fn(fd, off, len);
 }
 
+/*
+ * posix_fadvise returns an error number too. An advice on the access pattern is the
+ * program's: the low paths then leave that fd's readahead alone (low_paths_advised).
+ */
+EXPORT int posix_fadvise(int fd, off_t off, off_t len, int advice)
+{
+	int (*fn)(int, off_t, off_t, int) = REAL(posix_fadvise);
+
+	if (unlikely(!fn))
+		return ENOSYS;
+	if (likely(!in_shim)) {
+		shim_io_prologue();
+		low_paths_advised(fd, advice);
+	}
+	return fn(fd, off, len, advice);
+}
+
 /* write() also watches for a thread name written to /proc/.../comm. */
 EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
@@ -228,4 +245,5 @@ ALIAS(pwritev64v2, pwritev2)
 ALIAS(__pread64_chk, __pread_chk)
 ALIAS(fallocate64, fallocate)
 ALIAS(posix_fallocate64, posix_fallocate)
+ALIAS(posix_fadvise64, posix_fadvise)
 ALIAS(sendfile64, sendfile)

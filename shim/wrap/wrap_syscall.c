@@ -34,6 +34,7 @@ static long real_syscall6(long nr, long a1, long a2, long a3, long a4, long a5, 
 EXPORT long syscall(long nr, ...)
 {
 	long a1, a2, a3, a4, a5, a6, ret;
+	struct low_slots slots; /* only taken is read, and only once set below */
 	uint64_t bytes = 0;
 	va_list ap;
 
@@ -59,17 +60,19 @@ EXPORT long syscall(long nr, ...)
 		}
 		return ret;
 	}
+	slots.taken = 0;
 	if (nr == __NR_io_uring_enter && a2 > 0) {
 		shim_io_prologue();
 		if (self_is_low())
-			bytes = LOW_SUBMISSION(uring_stamp_raw((unsigned)a1, (unsigned)a4));
+			bytes = LOW_SUBMISSION(&slots, low_submit_count((unsigned)a2),
+					       uring_stamp_raw((unsigned)a1, (unsigned)a4));
 	} else if (nr == __NR_io_submit && a2 > 0 && a3) {
 		shim_io_prologue();
 		if (self_is_low())
-			bytes = LOW_SUBMISSION(aio_stamp_iocbs(a2, (struct iocb **)a3));
+			bytes = LOW_SUBMISSION(&slots, low_submit_count(a2),
+					       aio_stamp_iocbs(a2, (struct iocb **)a3));
 	}
 	ret = real_syscall6(nr, a1, a2, a3, a4, a5, a6);
-	if (bytes && ret > 0)
-		low_submitted(bytes);
+	LOW_SUBMITTED(&slots, bytes, ret);
 	return ret;
 }

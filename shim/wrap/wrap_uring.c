@@ -74,23 +74,31 @@ static uint64_t stamp_liburing(struct io_uring *ring)
 	return bytes;
 }
 
+/* The SQEs the application got since the last submit: what this submit hands the kernel. */
+static uint32_t liburing_pending(const struct io_uring *ring)
+{
+	return low_submit_count((long)(ring->sq.sqe_tail - ring->sq.sqe_head));
+}
+
 /* The common body: stamp when low, submit, then charge the rate limit. */
 #define URING_SUBMIT(name, ring, call)                                                     \
 	do {                                                                               \
+		struct low_slots slots;                                                    \
 		uint64_t bytes = 0;                                                        \
 		int ret;                                                                   \
+		slots.taken = 0;                                                           \
 		if (unlikely(!LATE(name)))                                                 \
 			return -ENOSYS;                                                    \
 		if (unlikely(in_shim))                                                     \
 			return REAL(name) call;                                            \
 		shim_io_prologue();                                                        \
 		if (self_is_low())                                                         \
-			bytes = LOW_SUBMISSION(stamp_liburing(ring));                                      \
+			bytes = LOW_SUBMISSION(&slots, liburing_pending(ring),             \
+					       stamp_liburing(ring));                      \
 		in_submit++;                                                               \
 		ret = REAL(name) call;                                                     \
 		in_submit--;                                                               \
-		if (bytes && ret > 0)                                                      \
-			low_submitted(bytes);                                            \
+		LOW_SUBMITTED(&slots, bytes, ret);                                         \
 		return ret;                                                                \
 	} while (0)
 
@@ -330,18 +338,20 @@ EXPORT int io_uring_setup(unsigned entries, struct io_uring_params *p)
 /* The common body of the enter paths; @call runs the real function. */
 #define RAW_ENTER(fd, to_submit, flags, call)                                              \
 	do {                                                                               \
+		struct low_slots slots;                                                    \
 		uint64_t bytes = 0;                                                        \
 		long ret;                                                                  \
+		slots.taken = 0;                                                           \
 		if (likely(!in_shim) && to_submit) {                                       \
 			shim_io_prologue();                                                \
 			if (self_is_low())                                                 \
-				bytes = LOW_SUBMISSION(uring_stamp_raw(fd, flags));                              \
+				bytes = LOW_SUBMISSION(&slots, low_submit_count(to_submit), \
+						       uring_stamp_raw(fd, flags));        \
 		}                                                                          \
 		in_submit++;                                                               \
 		ret = call;                                                                \
 		in_submit--;                                                               \
-		if (bytes && ret > 0)                                                      \
-			low_submitted(bytes);                                            \
+		LOW_SUBMITTED(&slots, bytes, ret);                                         \
 		return ret;                                                                \
 	} while (0)
 

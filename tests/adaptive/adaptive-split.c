@@ -34,7 +34,9 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "adaptive_worker.h"
@@ -593,6 +595,45 @@ static void tiny_chunk(struct long_call *c)
 	       atomic_load(&c->ret), c->pieces);
 }
 
+/*
+ * The shim reads the device's request size (sysfs) once per fd at the fd's first cut call,
+ * a read syscall of the calling thread's: made here, before the calls whose reads count.
+ */
+static void first_cut(struct long_call *c)
+{
+	size_t count = c->count;
+	pthread_t t;
+
+	pin_region(2, CHUNK);
+	c->count = 4 * CHUNK;
+	if (EXPECT(pthread_create(&t, NULL, long_call_thread, c) == 0, "pthread_create"))
+		pthread_join(t, NULL);
+	c->count = count;
+}
+
+/* The pieces of @count at a chunk of @chunk on @fd's device, whose requests may be smaller. */
+static long pieces_at(int fd, size_t count, size_t chunk)
+{
+	char path[96];
+	struct stat st;
+	unsigned long kb = 0;
+	FILE *f;
+
+	if (fstat(fd, &st) == 0)
+		for (int up = 0; up < 2 && !kb; up++) {
+			snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/%squeue/max_sectors_kb",
+				 major(st.st_dev), minor(st.st_dev), up ? "../" : "");
+			f = fopen(path, "re");
+			if (f && fscanf(f, "%lu", &kb) != 1)
+				kb = 0;
+			if (f)
+				fclose(f);
+		}
+	while (kb && kb * 1024 < chunk)
+		chunk /= 2;
+	return (long)(count / chunk) + 1;
+}
+
 static int release_mode(void)
 {
 	size_t count = 64 * (size_t)MiB;
@@ -605,14 +646,17 @@ static int release_mode(void)
 		return test_fail("setup: %m");
 	memset(buf, 'r', count);
 	r.buf = w.buf = buf;
+	first_cut(&r);
 	/* One 16 KiB piece chosen while held, then the rest as one. */
 	released_call("pread of 64 MiB, the tier released", &r, LOW_GATE_UNLIMITED,
 		      ADAPTIVE_UNLIMITED, 2);
 	released_call("O_DIRECT pwrite of 64 MiB, the tier released", &w, LOW_GATE_UNLIMITED,
 		      ADAPTIVE_UNLIMITED, 2);
-	/* The same, then 1 MiB pieces: 65. */
-	released_call("pread of 64 MiB, the chunk grown to 1 MiB", &r, 4, MiB, 65);
-	released_call("O_DIRECT pwrite of 64 MiB, the chunk grown to 1 MiB", &w, 4, MiB, 65);
+	/* The same, then 1 MiB pieces, or the device's request if smaller: 65. */
+	released_call("pread of 64 MiB, the chunk grown to 1 MiB", &r, 4, MiB,
+		      pieces_at(r.fd, count, MiB));
+	released_call("O_DIRECT pwrite of 64 MiB, the chunk grown to 1 MiB", &w, 4, MiB,
+		      pieces_at(w.fd, count, MiB));
 	tiny_chunk(&r);
 	free(buf);
 	return 0;

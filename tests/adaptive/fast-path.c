@@ -262,6 +262,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "loop device: %s\n", strerror(-ret));
 		return T_EXIT_FAIL;
 	}
+	/*
+	 * Requests of 1 MiB (a loop device of 4 KiB blocks takes 128 KiB), so that each write
+	 * is one piece: the shim cuts a piece to the device's request size, and a write cut
+	 * into 16 KiB pieces held at the gate one bound each would span the whole burst.
+	 */
+	ret = loopdev_queue_set(&dev, "max_sectors_kb", "1024");
+	if (ret < 0) {
+		fprintf(stderr, "%s: queue/max_sectors_kb = 1024: %s\n", dev.name, strerror(-ret));
+		return T_EXIT_FAIL;
+	}
 	ret = adaptive_worker_run(argv[0], argv[1], "read.p99<=10us", NULL,
 				  (const char *const[]){ dev.path, NULL });
 	loopdev_destroy(&dev);
