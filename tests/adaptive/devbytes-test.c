@@ -56,6 +56,7 @@
 #define CHUNK (1u << 20)
 #define PUSH_BYTES (1u << 20)
 #define THROTTLE_BPS 1048576u  /* the writer's pushes take about a second */
+#define LACKS_THROTTLE (-2) /* make_cgroup: blkio v1 without blk-throttle */
 #define PUSH_MIN_NS 400000000ull /* or the throttle did not hold the push */
 #define CGROUP_ROOT "/sys/fs/cgroup/blkio"
 
@@ -159,7 +160,7 @@ static int make_cgroup(void)
 	snprintf(path, sizeof(path), "%s/blkio.throttle.write_bps_device", cgroup_dir);
 	snprintf(rule, sizeof(rule), "%u:%u %u", fs.dev.major, fs.dev.minor, THROTTLE_BPS);
 	if (access(path, F_OK) < 0)
-		return test_skip("blkio v1 without throttling (CONFIG_BLK_DEV_THROTTLING)");
+		return LACKS_THROTTLE; /* a kernel without it is no failed setup (issue 26) */
 	if (write_text(path, rule) < 0)
 		return test_fail("write %s to %s: %m", rule, path);
 	return 0;
@@ -264,6 +265,15 @@ static int push_mode(void)
 	snprintf(data_path, sizeof(data_path), "%s/pushed", fs.mnt);
 	snprintf(cached_path, sizeof(cached_path), "%s/cached", fs.mnt);
 	ret = make_cgroup();
+	if (ret == LACKS_THROTTLE) {
+		/* Nothing to judge here without a slow device: the request, readahead and async
+		 * modes still run; the push's own slot is unit-tested (check-low-gate). */
+		test_kernel_lacks("blk-throttle", "blkio v1 has no throttle files: the push's wait "
+				  "cannot be made long enough to look inside it");
+		scratch_fs_destroy(&fs);
+		free(buf);
+		return T_EXIT_PASS;
+	}
 	if (!ret)
 		ret = make_cached();
 	if (ret) {
