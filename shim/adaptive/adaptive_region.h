@@ -126,7 +126,7 @@ struct adaptive_region {
 };
 
 /*
- * The fast path (docs/adaptive.md, "Two speeds"). The foreground is idle once no read has
+ * The fast path (docs/adaptive.md, "The fast path"). The foreground is idle once no read has
  * been in flight for longer than max(2 x its usual gap, ADAPTIVE_IDLE_MIN_NS); then a low
  * piece goes at full, whatever the slow loop's allowance. A gap sample is clipped to
  * max(4 x the usual gap, ADAPTIVE_IDLE_MIN_NS) and to ADAPTIVE_GAP_MAX_NS, so that one idle

@@ -4,8 +4,8 @@
  * (the controller's chunk), so that a high-tier read queued behind it waits for one piece,
  * not the whole transfer, and so that the caller cannot tell: the same return value, errno,
  * file content, and no file position touched. Which calls may be cut at all, and why the
- * others are paced whole, is the head comment of split_io.c (and docs/adaptive.md, "When a
- * call is split, and when it is paced whole"); the caller (adaptive_hook.c) asks
+ * others are paced whole, is the head comment of split_io.c (and docs/adaptive.md, "What a
+ * low thread's calls see"); the caller (adaptive_hook.c) asks
  * split_may_cut() and split_range_mapped() before the first piece.
  */
 #ifndef IOTIER_SPLIT_IO_H

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * adaptive_tree.h: one adaptive region for a whole process tree, across exec as well as
- * fork (docs/adaptive.md, "Whole trees across exec"). A forked child shares the MAP_SHARED
+ * fork (docs/adaptive.md, "One tree"). A forked child shares the MAP_SHARED
  * mapping already; exec drops every mapping, so a process that holds the region keeps one
  * close-on-exec descriptor on its memfd, the exec wrappers (wrap_exec.c) hand the new image
  * a duplicate without close-on-exec, named in IOTIER_ADAPTIVE_FD, and the new image's shim

@@ -48,7 +48,7 @@ enum {
 	FD_REQ_MASK = 31u << FD_REQ_SHIFT,
 	FD_REQ_NONE = 31u,
 	/*
-	 * Readahead (docs/adaptive.md, "Readahead"): the program advised this fd's access
+	 * Readahead (docs/adaptive.md, "What a low thread's calls see"): the program advised this fd's access
 	 * pattern (posix_fadvise NORMAL, SEQUENTIAL, RANDOM or NOREUSE), so the shim leaves its
 	 * readahead alone; or the shim advised POSIX_FADV_RANDOM on it for a low thread's reads
 	 * under a cap, to be undone (POSIX_FADV_NORMAL) once the tier runs at full again.

@@ -225,7 +225,7 @@ static bool wait_own(int fd, off_t lo, off_t len, unsigned flags, bool drop)
  * and the wait for their completion (WAIT_AFTER) holds none, so the next low I/O of the
  * tree is admitted as soon as the device has this one. This thread's next piece, and its
  * next I/O of any kind, comes only after that wait: a pushing thread never has more than one
- * piece on the device beyond the cap (docs/adaptive.md, "Buffered writes"). The waits run
+ * piece on the device beyond the cap (docs/adaptive.md, "What a low thread's calls see"). The waits run
  * on our own description: a writeback error stays for the program's fsync; without one
  * (no /proc, or a locked file: open_own_description) the pieces go unwaited. The range is
  * what was written since the last push, [@end - @bytes, @end): a sequential writer's (an SST

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Description: the adaptive tier's fast path (docs/adaptive.md, "Two speeds"): the low
+ * Description: the adaptive tier's fast path (docs/adaptive.md, "The fast path"): the low
  * tier is clamped within 1 ms of the foreground's first read after idle, not at the slow
  * loop's next window. A worker runs under the shim with IOTIER_LOW=bg-* and an unreachable
  * target (read.p99<=10us) on a loop device: bg-writer does 1 MiB O_DIRECT pwrites and logs

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Description: nothing heavy on the foreground's path, and no stepper or holder that is
- * stopped or killed wedges the others (issue 23, item 6; docs/adaptive.md, "Who steps"). A
+ * stopped or killed wedges the others (issue 23, item 6; docs/adaptive.md, "One tree"). A
  * worker runs under the shim with an absolute target and IOTIER_LOW=bg-*, and in MODE:
  *   foreground  a high reader reads a file without pause while a low writer writes every
  *               2 ms, for 1.5 s, with IOTIER_TEST_STEP=no-high: a step run by a thread the

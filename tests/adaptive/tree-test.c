@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Description: one adaptive region for a whole process tree, across exec as well as fork
- * (docs/adaptive.md, "Whole trees across exec"). A root under the shim with an absolute
+ * (docs/adaptive.md, "One tree"). A root under the shim with an absolute
  * target starts this program again as a child in every way there is (fork + execv,
  * posix_spawn, vfork + execv, execl of `sh -c 'exec ...'`, a shell that forks and execs
  * it, execvpe with a target of its own); each child must map the root's region (its creator_pid), hold exactly
