@@ -271,6 +271,17 @@ class Report(unittest.TestCase):
         # the other variants still have their rows
         self.assertIn("| iotier adaptive", out)
 
+    def test_interrupted_run(self):
+        """A kept run stopped before its end (bench/run's cleanup writes meta.json with
+        finished null): reported with what ran, and said to be interrupted."""
+        work = make_work(self.root, "stopped")
+        meta = json.load(open(os.path.join(work, "meta.json")))
+        meta.update(finished=None, interrupted=True)
+        write(os.path.join(work, "meta.json"), json.dumps(meta))
+        out = report(work)
+        self.assertIn("– **interrupted** (stopped before its end", out)
+        self.assertIn("| iotier adaptive", out)
+
     def test_compare_wants_two_sustained_runs(self):
         w1 = make_work(self.root, "one")
         p = subprocess.run([sys.executable, os.path.join(BENCH, "report.py"), "--compare", w1],
