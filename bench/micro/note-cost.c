@@ -76,12 +76,12 @@ static void *reader(void *arg)
 			uint64_t t0 = clock_ns(CLOCK_MONOTONIC), ns;
 
 			if (mode == MODE_FAST)
-				adaptive_region_fg_begin(region, t0);
+				adaptive_region_fg_begin(region, 0, t0);
 			if (pread(w->fd, &c, 1, i & (FILE_BYTES - 1)) != 1)
 				abort();
 			ns = clock_ns(CLOCK_MONOTONIC) - t0;
 			if (mode == MODE_FAST)
-				adaptive_region_fg_end(region, t0 + ns);
+				adaptive_region_fg_end(region, 0, t0 + ns);
 			if (mode == MODE_SHARED)
 				atomic_fetch_add_explicit(&shared_hist[hist_bucket(ns)], 1,
 							  memory_order_relaxed);

@@ -38,6 +38,13 @@ enum {
 	 * holder is never held"). Set when first seen, kept until the entry is reset.
 	 */
 	FD_SHARED = 1u << 9,
+	/*
+	 * The adaptive tier's slot for the fd's whole-disk device (adaptive_region_dev_slot),
+	 * + 1 (0: not looked up yet): found by the hook once per fd (adaptive_hook.c),
+	 * forgotten with the kind whenever the entry is reset.
+	 */
+	FD_DEV_SHIFT = 17,
+	FD_DEV_MASK = 15u << FD_DEV_SHIFT,
 };
 
 struct fd_path {
