@@ -152,7 +152,7 @@ static bool slot_idle(struct adaptive_fg *f, uint64_t now_ns)
 	return now_ns - last > fg_quiet(f);
 }
 
-bool adaptive_region_fg_idle(struct adaptive_region *r, uint32_t dev, uint64_t now_ns)
+bool adaptive_region_fg_idle_on(struct adaptive_region *r, uint32_t dev, uint64_t now_ns)
 {
 	bool seen = false;
 
@@ -181,7 +181,7 @@ static uint64_t slot_opens_in(struct adaptive_fg *f, uint64_t now_ns)
 	return opens > now_ns ? opens - now_ns : 0;
 }
 
-uint64_t adaptive_region_fg_opens_in(struct adaptive_region *r, uint32_t dev, uint64_t now_ns)
+uint64_t adaptive_region_fg_opens_in_on(struct adaptive_region *r, uint32_t dev, uint64_t now_ns)
 {
 	uint64_t latest = UINT64_MAX, opens;
 
@@ -199,7 +199,7 @@ uint64_t adaptive_region_fg_opens_in(struct adaptive_region *r, uint32_t dev, ui
 
 uint32_t adaptive_region_piece_on(struct adaptive_region *r, uint32_t dev, uint32_t chunk)
 {
-	if (chunk < ADAPTIVE_FAST_PIECE && adaptive_region_fg_idle(r, dev, monotonic_ns()))
+	if (chunk < ADAPTIVE_FAST_PIECE && adaptive_region_fg_idle_on(r, dev, monotonic_ns()))
 		return ADAPTIVE_FAST_PIECE;
 	return chunk;
 }
@@ -597,8 +597,8 @@ static bool step_while_held(void *arg, uint64_t *hint)
 
 	adaptive_region_maybe_step(w->r, coarse_ns(), w->pid, w->tid);
 	now = monotonic_ns();
-	opens = adaptive_region_fg_opens_in(w->r, w->dev, now);
-	if (opens == 0 && adaptive_region_fg_idle(w->r, w->dev, now)) {
+	opens = adaptive_region_fg_opens_in_on(w->r, w->dev, now);
+	if (opens == 0 && adaptive_region_fg_idle_on(w->r, w->dev, now)) {
 		atomic_fetch_add_explicit(&w->r->fast_full, 1, memory_order_relaxed);
 		return true;
 	}
@@ -635,7 +635,7 @@ uint32_t adaptive_region_gate_enter_on(struct adaptive_region *r, pid_t pid, pid
 	}
 	/* The fast path: the foreground idle, the slow loop's allowance does not apply. */
 	if (atomic_load_explicit(&r->gate.cap, memory_order_relaxed) != LOW_GATE_UNLIMITED &&
-	    adaptive_region_fg_idle(r, dev, now)) {
+	    adaptive_region_fg_idle_on(r, dev, now)) {
 		atomic_fetch_add_explicit(&r->fast_full, 1, memory_order_relaxed);
 		return 0;
 	}

@@ -229,10 +229,14 @@ uint32_t adaptive_region_dev_slot(struct adaptive_region *r, uint64_t key);
  * Has the foreground been idle on device slot @dev at @now_ns for longer than its usual
  * gap there? A device it never read is idle once it reads another; before its first read
  * anywhere, false: there is no gap to judge by, and the slow loop's allowance stands (at
- * full, unless a test or a probe set it). ADAPTIVE_DEV_ANY: idle on every device it read.
- * Every field is clipped, never trusted.
+ * full, unless a test or a probe set it). ADAPTIVE_DEV_ANY (adaptive_region_fg_idle): idle
+ * on every device it read. Every field is clipped, never trusted.
  */
-bool adaptive_region_fg_idle(struct adaptive_region *r, uint32_t dev, uint64_t now_ns);
+bool adaptive_region_fg_idle_on(struct adaptive_region *r, uint32_t dev, uint64_t now_ns);
+static inline bool adaptive_region_fg_idle(struct adaptive_region *r, uint64_t now_ns)
+{
+	return adaptive_region_fg_idle_on(r, ADAPTIVE_DEV_ANY, now_ns);
+}
 
 /*
  * How long from @now_ns until the foreground would be idle on @dev if no read starts
@@ -242,7 +246,8 @@ bool adaptive_region_fg_idle(struct adaptive_region *r, uint32_t dev, uint64_t n
  * reader. ADAPTIVE_DEV_ANY: the latest of the devices it read.
  */
 #define ADAPTIVE_BUSY_POLL_NS 1000000ull /* 1 ms */
-uint64_t adaptive_region_fg_opens_in(struct adaptive_region *r, uint32_t dev, uint64_t now_ns);
+uint64_t adaptive_region_fg_opens_in_on(struct adaptive_region *r, uint32_t dev,
+					uint64_t now_ns);
 
 /*
  * The piece a low I/O to device slot @dev may be cut to now, for a caller whose allowance is
@@ -411,7 +416,7 @@ extern void (*adaptive_region_stepped)(uint64_t now_ns);
  * known): step the controller if the window has ended, then the gate's low_gate_enter (never
  * longer than @max_wait_ns, and not at all in a region found bad), except that while it
  * waits the caller steps the controller whenever the window has ended, goes at full once
- * the foreground is idle on the device, waking for it (adaptive_region_fg_opens_in) rather
+ * the foreground is idle on the device, waking for it (adaptive_region_fg_opens_in_on) rather
  * than at the end of a wait slice, and goes in the reader's gap when the piece fits it
  * (adaptive_region_gap_admit; never with @dev or @bytes unknown). With every low thread
  * held at the gate, nothing else steps: high threads never do.

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * adaptive_hook.c: the adaptive tier inside the wrappers (see adaptive_hook.h): a high
- * thread's synchronous reads timed into the window, a low thread's I/O through the gate
- * and the splitter, and the gate's side of the writeback push and of async submissions.
+ * thread's synchronous reads timed into the window and counted on their device's fast path
+ * (dev_slot), a low thread's I/O through the gate, asking its own device's, and the
+ * splitter, and the gate's side of the writeback push and of async submissions.
  * A low write to a file the foreground writes or syncs passes ungated (file_shared), and
  * urgent threads (IOTIER_URGENT) are neither timed nor gated. Only low threads step the
  * controller and refresh the state file (maybe_step, publish_after_step): a high read pays

@@ -98,31 +98,31 @@ START_TEST(test_idle_per_device)
 	uint64_t t = monotonic_ns();
 
 	/* No read anywhere yet: the allowance stands for everyone. */
-	ck_assert(!adaptive_region_fg_idle(r, a, t));
-	ck_assert(!adaptive_region_fg_idle(r, b, t));
-	ck_assert(!adaptive_region_fg_idle(r, ADAPTIVE_DEV_ANY, t));
-	ck_assert_uint_eq(adaptive_region_fg_opens_in(r, b, t), UINT64_MAX);
+	ck_assert(!adaptive_region_fg_idle_on(r, a, t));
+	ck_assert(!adaptive_region_fg_idle_on(r, b, t));
+	ck_assert(!adaptive_region_fg_idle_on(r, ADAPTIVE_DEV_ANY, t));
+	ck_assert_uint_eq(adaptive_region_fg_opens_in_on(r, b, t), UINT64_MAX);
 	adaptive_region_fg_begin(r, a, t);
-	ck_assert(!adaptive_region_fg_idle(r, a, t + 10 * MS));
-	ck_assert(adaptive_region_fg_idle(r, b, t + 10 * MS)); /* never read, A is */
-	ck_assert(!adaptive_region_fg_idle(r, ADAPTIVE_DEV_ANY, t + 10 * MS));
-	ck_assert_uint_eq(adaptive_region_fg_opens_in(r, a, t + 10 * MS), ADAPTIVE_BUSY_POLL_NS);
-	ck_assert_uint_eq(adaptive_region_fg_opens_in(r, b, t + 10 * MS), 0);
+	ck_assert(!adaptive_region_fg_idle_on(r, a, t + 10 * MS));
+	ck_assert(adaptive_region_fg_idle_on(r, b, t + 10 * MS)); /* never read, A is */
+	ck_assert(!adaptive_region_fg_idle_on(r, ADAPTIVE_DEV_ANY, t + 10 * MS));
+	ck_assert_uint_eq(adaptive_region_fg_opens_in_on(r, a, t + 10 * MS), ADAPTIVE_BUSY_POLL_NS);
+	ck_assert_uint_eq(adaptive_region_fg_opens_in_on(r, b, t + 10 * MS), 0);
 	adaptive_region_fg_end(r, a, t + 100 * US);
 	/* A quiet for over 1 ms (no gap yet): idle; then B busy, A still idle. */
-	ck_assert(adaptive_region_fg_idle(r, a, t + 2 * MS));
-	ck_assert(adaptive_region_fg_idle(r, ADAPTIVE_DEV_ANY, t + 2 * MS));
+	ck_assert(adaptive_region_fg_idle_on(r, a, t + 2 * MS));
+	ck_assert(adaptive_region_fg_idle_on(r, ADAPTIVE_DEV_ANY, t + 2 * MS));
 	adaptive_region_fg_begin(r, b, t + 2 * MS);
-	ck_assert(adaptive_region_fg_idle(r, a, t + 3 * MS));
-	ck_assert(!adaptive_region_fg_idle(r, b, t + 3 * MS));
-	ck_assert(!adaptive_region_fg_idle(r, ADAPTIVE_DEV_ANY, t + 3 * MS));
-	ck_assert_uint_eq(adaptive_region_fg_opens_in(r, ADAPTIVE_DEV_ANY, t + 3 * MS),
+	ck_assert(adaptive_region_fg_idle_on(r, a, t + 3 * MS));
+	ck_assert(!adaptive_region_fg_idle_on(r, b, t + 3 * MS));
+	ck_assert(!adaptive_region_fg_idle_on(r, ADAPTIVE_DEV_ANY, t + 3 * MS));
+	ck_assert_uint_eq(adaptive_region_fg_opens_in_on(r, ADAPTIVE_DEV_ANY, t + 3 * MS),
 			  ADAPTIVE_BUSY_POLL_NS);
 	adaptive_region_fg_end(r, b, t + 2100 * US);
 	/* A garbled slot number is the catch-all's, never out of the table. */
 	adaptive_region_fg_begin(r, 12345, t + 4 * MS);
 	ck_assert_uint_eq(atomic_load(&r->fg[ADAPTIVE_FG_CATCHALL].inflight), 1);
-	ck_assert(!adaptive_region_fg_idle(r, ADAPTIVE_FG_CATCHALL, t + 5 * MS));
+	ck_assert(!adaptive_region_fg_idle_on(r, ADAPTIVE_FG_CATCHALL, t + 5 * MS));
 	adaptive_region_fg_end(r, 12345, 0);
 }
 END_TEST
