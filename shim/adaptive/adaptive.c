@@ -39,12 +39,13 @@
  * (adaptive_region_gate_enter_on, piece_allowance: 1 MiB pieces), once no read of its device
  * is in flight and the last ended over max(2 x the gap, 1 ms) ago (twice: a reader's ordinary
  * pause must not open the gate under its next read; 1 ms: a reader preempted for less is not
- * idle), or while only other devices are read. Otherwise the allowance applies, from the
- * first read after idle (tests/adaptive/fast-path.c: within 1 ms; 50-65 ms before). Gaps are
+ * idle), or while only other devices are read; else the allowance applies, from the first
+ * read after idle (tests/adaptive/fast-path.c: within 1 ms; 50-65 ms before). Gaps are
  * filled: a piece the allowance has no room for goes if twice its expected service time (the
- * low tier's own O_DIRECT pieces there: a fixed cost plus a cost per byte) ends within 3/4
- * of the reader's usual gap (adaptive_gap_fits says why), one at a time, never in a probe.
- * Released for want of reads (below), this loop shows full, its allowance kept.
+ * low tier's own O_DIRECT pieces there: a fixed cost plus a cost per byte) ends before the
+ * reader's usual gap less max(1/4 of it, twice its spread) (adaptive_gap_fits says why), one
+ * at a time, never in a probe. Released for want of reads (below), this loop shows full
+ * while its allowance stays the level before.
  *
  * The ladder. The decision is one level, 0..ADAPTIVE_LEVEL_FULL (12); each step down halves
  * the low tier's bytes in flight, first by depth, then by request size, then it is held:

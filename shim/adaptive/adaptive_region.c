@@ -285,8 +285,8 @@ bool adaptive_region_gap_admit(struct adaptive_region *r, uint32_t dev, uint64_t
 		return false;
 	gap = atomic_load_explicit(&f->gap_ns, memory_order_relaxed);
 	svc = adaptive_svc_predict(&f->svc, bytes);
-	if (!adaptive_gap_fits(now_ns - last, gap < ADAPTIVE_GAP_MAX_NS ? gap : ADAPTIVE_GAP_MAX_NS,
-			       svc))
+	if (!adaptive_gap_fits(now_ns - last, gap,
+			       atomic_load_explicit(&f->gap_dev_ns, memory_order_relaxed), svc))
 		return false;
 	/* The piece before, expected done? A time past the longest gap is garbage: ignored. */
 	until = atomic_load_explicit(&f->gap_until_ns, memory_order_relaxed);
@@ -576,8 +576,8 @@ static uint64_t gap_poll_ns(const struct gate_waiter *w)
 		return 0;
 	f = &w->r->fg[w->dev];
 	gap = atomic_load_explicit(&f->gap_ns, memory_order_relaxed);
-	gap = gap < ADAPTIVE_GAP_MAX_NS ? gap : ADAPTIVE_GAP_MAX_NS;
-	if (!adaptive_gap_fits(0, gap, adaptive_svc_predict(&f->svc, w->bytes)))
+	if (!adaptive_gap_fits(0, gap, atomic_load_explicit(&f->gap_dev_ns, memory_order_relaxed),
+			       adaptive_svc_predict(&f->svc, w->bytes)))
 		return 0;
 	poll = gap / 4;
 	return poll < 100000 ? 100000 : poll < ADAPTIVE_BUSY_POLL_NS ? poll : ADAPTIVE_BUSY_POLL_NS;

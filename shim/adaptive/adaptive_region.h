@@ -116,6 +116,7 @@ struct adaptive_fg {
 	uint32_t reserved;
 	_Atomic uint64_t last_ns; /* CLOCK_MONOTONIC of the last start or end; 0: none yet */
 	_Atomic uint64_t gap_ns;  /* its usual gap: an EWMA of end-to-next-start, clipped */
+	_Atomic uint64_t gap_dev_ns; /* its spread: an EWMA of |sample - gap_ns| */
 	/* Written by low threads only, so a high read's line is not pulled away per piece. */
 	_Alignas(64) _Atomic uint64_t gap_until_ns; /* the last gap piece is expected done then */
 	struct adaptive_svc svc;
@@ -187,7 +188,7 @@ static inline void adaptive_region_fg_begin(struct adaptive_region *r, uint32_t 
 					    uint64_t now_ns)
 {
 	struct adaptive_fg *f = adaptive_region_fg(r, dev);
-	uint64_t last, gap, sample, clip;
+	uint64_t last, gap, spread, sample, clip;
 
 	if (atomic_fetch_add_explicit(&f->inflight, 1, memory_order_relaxed))
 		return; /* another read in flight: no gap, the foreground was busy */
@@ -197,7 +198,11 @@ static inline void adaptive_region_fg_begin(struct adaptive_region *r, uint32_t 
 		clip = 4 * gap > ADAPTIVE_IDLE_MIN_NS ? 4 * gap : ADAPTIVE_IDLE_MIN_NS;
 		sample = now_ns - last < clip ? now_ns - last : clip;
 		sample = sample < ADAPTIVE_GAP_MAX_NS ? sample : ADAPTIVE_GAP_MAX_NS;
+		spread = atomic_load_explicit(&f->gap_dev_ns, memory_order_relaxed);
 		atomic_store_explicit(&f->gap_ns, gap - (gap >> ADAPTIVE_GAP_SHIFT) +
+				      (sample >> ADAPTIVE_GAP_SHIFT), memory_order_relaxed);
+		sample = sample > gap ? sample - gap : gap - sample;
+		atomic_store_explicit(&f->gap_dev_ns, spread - (spread >> ADAPTIVE_GAP_SHIFT) +
 				      (sample >> ADAPTIVE_GAP_SHIFT), memory_order_relaxed);
 	}
 	atomic_store_explicit(&f->last_ns, now_ns, memory_order_relaxed);
@@ -280,22 +285,29 @@ static inline void adaptive_region_low_done(struct adaptive_region *r, uint32_t 
 
 /*
  * Does a piece expected to take @svc_ns, going @since_ns after the reader's last
- * completion on its device, fit a gap whose usual length is @gap_ns, with the margin? It
- * must be done by ADAPTIVE_GAP_FILL_END of the gap, taking ADAPTIVE_GAP_FILL_COST times its
- * expected time. The margin:
- *  - 3/4 of the gap: the next read is expected at the mean gap, and may come early; a
- *    reader whose gaps are its think time (5 ms, a few % of jitter) loses a quarter of each,
- *    one whose gaps vary much is mostly refused, since its EWMA is short of its long gaps;
+ * completion on its device, fit a gap whose usual length is @gap_ns, spread @spread_ns (the
+ * mean deviation), with the margin? It must be done by the gap's end less
+ * ADAPTIVE_GAP_FILL_EARLY, taking ADAPTIVE_GAP_FILL_COST times its expected time:
+ *  - the next read is expected at the mean gap, and may come early: by a quarter of the gap
+ *    (a reader whose gaps are its think time, 5 ms with some jitter, loses a quarter of
+ *    each), or by twice the spread if more, so that a reader of irregular gaps, whose next
+ *    read may come at any time (random arrivals: a spread of 3/4 of the mean), gets none
+ *    filled;
  *  - twice the expected time: the piece may queue behind one of the allowance's pieces
  *    already on the device (a like piece: the same chunk), and its own time varies.
  * 0 (nothing learnt) fits nothing.
  */
-#define ADAPTIVE_GAP_FILL_END(gap) ((gap) - ((gap) >> 2))
+#define ADAPTIVE_GAP_FILL_EARLY(gap, spread) ((gap) / 4 > 2 * (spread) ? (gap) / 4 : 2 * (spread))
 #define ADAPTIVE_GAP_FILL_COST 2u
-static inline bool adaptive_gap_fits(uint64_t since_ns, uint64_t gap_ns, uint64_t svc_ns)
+static inline bool adaptive_gap_fits(uint64_t since_ns, uint64_t gap_ns, uint64_t spread_ns,
+				     uint64_t svc_ns)
 {
-	uint64_t end = ADAPTIVE_GAP_FILL_END(gap_ns);
+	uint64_t early, end;
 
+	if (gap_ns > ADAPTIVE_GAP_MAX_NS || spread_ns > ADAPTIVE_GAP_MAX_NS)
+		return false; /* garbage: nothing fits */
+	early = ADAPTIVE_GAP_FILL_EARLY(gap_ns, spread_ns);
+	end = gap_ns > early ? gap_ns - early : 0;
 	return svc_ns && svc_ns <= ADAPTIVE_SVC_MAX_NS && since_ns < end &&
 	       ADAPTIVE_GAP_FILL_COST * svc_ns <= end - since_ns;
 }

@@ -7,7 +7,8 @@
  * full while one to the busy one waits. The low tier's service time is learnt per piece (a
  * fixed cost plus a cost per byte, or a bound above it when the sizes do not spread), and a
  * piece is admitted beyond the allowance only when twice its expected time fits what is left
- * of 3/4 of the reader's usual gap, one such piece at a time a device, never in a probe.
+ * of the reader's usual gap less max(1/4 of it, twice its spread), one such piece at a time
+ * a device, never in a probe.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -196,20 +197,30 @@ START_TEST(test_service_time)
 }
 END_TEST
 
-/* The arithmetic of the margin: done by 3/4 of the gap, at twice the expected time. */
+/*
+ * The arithmetic of the margin: done before the gap's end less max(1/4 of the gap, twice
+ * its spread), at twice the expected time.
+ */
 START_TEST(test_gap_fits)
 {
-	/* A 5 ms gap: room until 3.75 ms; a 500 us piece costs 1 ms of it. */
-	ck_assert(adaptive_gap_fits(0, 5 * MS, 500 * US));
-	ck_assert(adaptive_gap_fits(2750 * US, 5 * MS, 500 * US));
-	ck_assert(!adaptive_gap_fits(2751 * US, 5 * MS, 500 * US));
-	ck_assert(!adaptive_gap_fits(3750 * US, 5 * MS, 1));
-	ck_assert(!adaptive_gap_fits(4 * MS, 5 * MS, 1));
-	ck_assert(!adaptive_gap_fits(0, 5 * MS, 1876 * US)); /* too slow for the whole room */
-	ck_assert(adaptive_gap_fits(0, 5 * MS, 1875 * US));
-	ck_assert(!adaptive_gap_fits(0, 5 * MS, 0));       /* nothing learnt */
-	ck_assert(!adaptive_gap_fits(0, 0, 1));            /* a back-to-back reader: no gap */
-	ck_assert(!adaptive_gap_fits(0, UINT64_MAX, UINT64_MAX)); /* garbage: no overflow */
+	/* A steady 5 ms gap: room until 3.75 ms; a 500 us piece costs 1 ms of it. */
+	ck_assert(adaptive_gap_fits(0, 5 * MS, 0, 500 * US));
+	ck_assert(adaptive_gap_fits(2750 * US, 5 * MS, 100 * US, 500 * US));
+	ck_assert(!adaptive_gap_fits(2751 * US, 5 * MS, 100 * US, 500 * US));
+	ck_assert(!adaptive_gap_fits(3750 * US, 5 * MS, 0, 1));
+	ck_assert(!adaptive_gap_fits(4 * MS, 5 * MS, 0, 1));
+	ck_assert(!adaptive_gap_fits(0, 5 * MS, 0, 1876 * US)); /* too slow for the whole room */
+	ck_assert(adaptive_gap_fits(0, 5 * MS, 0, 1875 * US));
+	/* A spread of 1 ms: the read may come 2 ms early, room until 3 ms. */
+	ck_assert(adaptive_gap_fits(1999 * US, 5 * MS, 1 * MS, 500 * US));
+	ck_assert(!adaptive_gap_fits(2001 * US, 5 * MS, 1 * MS, 500 * US));
+	/* Random arrivals (a spread of 3/4 of the mean): nothing fits, however quick. */
+	ck_assert(!adaptive_gap_fits(0, 5 * MS, 3750 * US, 1));
+	ck_assert(!adaptive_gap_fits(0, 5 * MS, 0, 0));          /* nothing learnt */
+	ck_assert(!adaptive_gap_fits(0, 0, 0, 1));               /* back-to-back: no gap */
+	ck_assert(!adaptive_gap_fits(0, UINT64_MAX, 0, 1));      /* garbage: no overflow */
+	ck_assert(!adaptive_gap_fits(0, 5 * MS, UINT64_MAX, 1));
+	ck_assert(!adaptive_gap_fits(0, 5 * MS, 0, UINT64_MAX));
 }
 END_TEST
 
@@ -223,6 +234,7 @@ START_TEST(test_gap_admit)
 	/* A reader of 100 us reads every 5.1 ms: its usual gap about 5 ms. */
 	reads_until(a, last, 5100 * US, 100 * US, 60);
 	ck_near(atomic_load(&r->fg[a].gap_ns), 5 * MS, 2);
+	ck_assert_uint_lt(atomic_load(&r->fg[a].gap_dev_ns), 100 * US);
 	/* Nothing learnt of the low tier on A: no piece is promised a time. */
 	ck_assert(!adaptive_region_gap_admit(r, a, 64 * KIB, last + 500 * US));
 	for (int i = 0; i < 20; i++)
@@ -246,6 +258,17 @@ START_TEST(test_gap_admit)
 	adaptive_region_fg_begin(r, a, last + 1300 * US);
 	ck_assert(!adaptive_region_gap_admit(r, a, 64 * KIB, last + 1400 * US));
 	adaptive_region_fg_end(r, a, 0);
+	ck_assert_uint_eq(atomic_load(&r->gap_fills), 2);
+	/* A reader of irregular gaps (1 and 9 ms in turn, 5 ms on average): none is filled. */
+	last += 2 * ADAPTIVE_GAP_MAX_NS;
+	for (int i = 0; i < 60; i++) {
+		uint64_t end = last - (uint64_t)(59 - i) / 2 * 10200 * US - (i % 2 ? 0 : 2 * MS);
+
+		adaptive_region_fg_begin(r, a, end - 100 * US);
+		adaptive_region_fg_end(r, a, end);
+	}
+	ck_assert_uint_gt(atomic_load(&r->fg[a].gap_dev_ns), 2 * MS);
+	ck_assert(!adaptive_region_gap_admit(r, a, 64 * KIB, last + 100 * US));
 	ck_assert_uint_eq(atomic_load(&r->gap_fills), 2);
 }
 END_TEST
