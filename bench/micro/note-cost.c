@@ -13,7 +13,8 @@
  *   private  a histogram of the thread's own (a plain add on a line nobody else touches):
  *            the floor for any per-thread design;
  *   fast     cpu, and the fast path's count in flight, start and end stamps and gap
- *            (adaptive_region_fg_begin and _end: one line every high thread writes).
+ *            (adaptive_region_fg_begin and _end on device slot 0: one line per device,
+ *            which every high thread reading that device writes).
  * Prints ns of thread CPU time per call, the median over the threads of the median of
  * blocks: shared minus private is what contention adds per noted read.
  * usage: note-cost [--threads T] [--calls N] [--mode none|shared|cpu|private|fast]
