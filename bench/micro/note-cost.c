@@ -13,7 +13,8 @@
  *   private  a histogram of the thread's own (a plain add on a line nobody else touches):
  *            the floor for any per-thread design;
  *   fast     cpu, and the fast path's count in flight, start and end stamps and gap
- *            (adaptive_region_fg_begin and _end: one line every high thread writes).
+ *            (adaptive_region_fg_begin and _end on device slot 0: one line per device,
+ *            which every high thread reading that device writes).
  * Prints ns of thread CPU time per call, the median over the threads of the median of
  * blocks: shared minus private is what contention adds per noted read.
  * usage: note-cost [--threads T] [--calls N] [--mode none|shared|cpu|private|fast]
@@ -76,12 +77,12 @@ static void *reader(void *arg)
 			uint64_t t0 = clock_ns(CLOCK_MONOTONIC), ns;
 
 			if (mode == MODE_FAST)
-				adaptive_region_fg_begin(region, t0);
+				adaptive_region_fg_begin(region, 0, t0);
 			if (pread(w->fd, &c, 1, i & (FILE_BYTES - 1)) != 1)
 				abort();
 			ns = clock_ns(CLOCK_MONOTONIC) - t0;
 			if (mode == MODE_FAST)
-				adaptive_region_fg_end(region, t0 + ns);
+				adaptive_region_fg_end(region, 0, t0 + ns);
 			if (mode == MODE_SHARED)
 				atomic_fetch_add_explicit(&shared_hist[hist_bucket(ns)], 1,
 							  memory_order_relaxed);

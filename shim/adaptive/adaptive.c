@@ -30,21 +30,22 @@
  * never touch it.
  *
  * Two speeds. This controller is the slow loop: it reacts by windows, and tunes the
- * allowance (cap and chunk) from what the foreground saw. The fast path reacts per request,
- * without a window: every high read counts itself in flight in the region and stamps its
- * start and end, and keeps an EWMA (1/8) of its gap, from an end to the next start when
- * none was in flight, each sample clipped to max(4 x the average, 1 ms) and 50 ms so that
- * an idle spell moves it by a fraction. The gate (adaptive_region_gate_enter) and the
- * splitter (piece_allowance, a piece of 1 MiB at most) let a low piece go at full, the
- * allowance ignored, once no read is in flight and the last ended more than
- * max(2 x the gap, 1 ms) ago: twice the gap, so a reader's ordinary pause between reads
- * (gaps vary; a mean is exceeded often) does not open the gate under its next read; 1 ms,
- * because below it a piece admitted in the gap (a 1 MiB write takes milliseconds) still
- * lands on the next read, and a reader preempted for less is not idle. Otherwise the
- * allowance applies, so the clamp takes effect at the first read after idle
- * (tests/adaptive/fast-path.c: within 1 ms; it took 50-65 ms, a window of the returning
- * reader's, before). Released for want of reads (below), this loop shows full while its
- * allowance stays the level before.
+ * allowance (cap and chunk) from what the foreground saw. The fast path reacts per request
+ * and per device (the whole disk: ADAPTIVE_FG_DEVICES slots, then a catch-all the rest
+ * share, clamped by more, never by less): a high read counts itself in flight on its device,
+ * stamps its start and end, and keeps an EWMA (1/8) of its gap there (end to next start with
+ * none in flight, each sample clipped to max(4 x the average, 1 ms) and 50 ms, so an idle
+ * spell moves it by a fraction). A low piece goes at full, the allowance ignored
+ * (adaptive_region_gate_enter_on, piece_allowance: 1 MiB pieces), once no read of its device
+ * is in flight and the last ended over max(2 x the gap, 1 ms) ago (twice: a reader's ordinary
+ * pause must not open the gate under its next read; 1 ms: a reader preempted for less is not
+ * idle), or while only other devices are read; else the allowance applies, from the first
+ * read after idle (tests/adaptive/fast-path.c: within 1 ms; 50-65 ms before). Gaps are
+ * filled: a piece the allowance has no room for goes if twice its expected service time (the
+ * low tier's own O_DIRECT pieces there: a fixed cost plus a cost per byte) ends before the
+ * reader's usual gap less max(1/4 of it, twice its spread) (adaptive_gap_fits says why), one
+ * at a time, never in a probe. Released for want of reads (below), this loop shows full
+ * while its allowance stays the level before.
  *
  * The ladder. The decision is one level, 0..ADAPTIVE_LEVEL_FULL (12); each step down halves
  * the low tier's bytes in flight, first by depth, then by request size, then it is held:
@@ -163,10 +164,11 @@
  * and the next low call steps before it is admitted. A waiter steps the controller when
  * the window has ended: with every low thread held nobody else would, and before this a
  * release took 2-3 s of every reader-off period; before each wait it also asks the fast
- * path, and sleeps no longer than until the reader would be idle (adaptive_region_fg_opens_in:
- * its last end + max(2 x gap, 1 ms), or 1 ms polls while a read is in flight), so a waiter
- * goes at full about 1 ms after the reader fell idle, with nothing on the reader's path to
- * wake it. Every wait is bounded by IOTIER_GATE_WAIT
+ * path, and sleeps no longer than until the reader would be idle on its device
+ * (adaptive_region_fg_opens_in_on: its last end + max(2 x gap, 1 ms), or 1 ms polls while a
+ * read is in flight; a quarter of the gap, 0.1 to 1 ms, when its piece could fill one), so a
+ * waiter goes at full about 1 ms after the reader fell idle, with nothing on the reader's
+ * path to wake it. Every wait is bounded by IOTIER_GATE_WAIT
  * (20 ms): a held low thread may hold a lock a high thread waits for (PostgreSQL's
  * WALWrite), so "held" means paced, one call per bound per thread, never parked. A thread
  * already holding a slot passes (a signal handler's I/O inside an I/O). At full the gate is

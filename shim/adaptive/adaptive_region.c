@@ -97,49 +97,204 @@ bool adaptive_region_file_shared(const struct adaptive_region *r, uint64_t key)
 	return false;
 }
 
-/* The quiet that makes the foreground idle: max(2 x its usual gap, ADAPTIVE_IDLE_MIN_NS). */
-static uint64_t fg_quiet(struct adaptive_region *r)
+uint32_t adaptive_region_dev_slot(struct adaptive_region *r, uint64_t key)
 {
-	uint64_t gap = atomic_load_explicit(&r->fg_gap_ns, memory_order_relaxed);
+	for (uint32_t i = 0; i < ADAPTIVE_FG_DEVICES; i++) {
+		uint64_t was = atomic_load_explicit(&r->fg_dev[i], memory_order_relaxed);
+
+		/* Every taker tries the free slots in the same order: a key is in one at most. */
+		if (was == key ||
+		    (!was && (atomic_compare_exchange_strong(&r->fg_dev[i], &was, key) || was == key)))
+			return i;
+	}
+	return ADAPTIVE_FG_CATCHALL;
+}
+
+/* The quiet that makes @f idle: max(2 x its usual gap, ADAPTIVE_IDLE_MIN_NS). */
+static uint64_t fg_quiet(struct adaptive_fg *f)
+{
+	uint64_t gap = atomic_load_explicit(&f->gap_ns, memory_order_relaxed);
 	uint64_t quiet = 2 * (gap < ADAPTIVE_GAP_MAX_NS ? gap : ADAPTIVE_GAP_MAX_NS);
 
 	return quiet < ADAPTIVE_IDLE_MIN_NS ? ADAPTIVE_IDLE_MIN_NS : quiet;
 }
 
 /* A count in flight to trust: not left by a reader killed mid-read (or garbage). */
-static bool fg_busy(struct adaptive_region *r, uint64_t last, uint64_t now_ns)
+static bool fg_busy(struct adaptive_fg *f, uint64_t last, uint64_t now_ns)
 {
-	uint32_t inflight = atomic_load_explicit(&r->fg_inflight, memory_order_relaxed);
+	uint32_t inflight = atomic_load_explicit(&f->inflight, memory_order_relaxed);
 
 	return inflight && inflight <= (1u << 30) && now_ns - last < ADAPTIVE_FG_STALE_NS;
 }
 
-bool adaptive_region_fg_idle(struct adaptive_region *r, uint64_t now_ns)
+/* Was device slot @f ever read? */
+static bool fg_read(struct adaptive_fg *f)
 {
-	uint64_t last = atomic_load_explicit(&r->fg_last_ns, memory_order_relaxed);
-
-	if (!last || now_ns <= last || fg_busy(r, last, now_ns))
-		return false;
-	return now_ns - last > fg_quiet(r);
+	return atomic_load_explicit(&f->last_ns, memory_order_relaxed) != 0;
 }
 
-uint64_t adaptive_region_fg_opens_in(struct adaptive_region *r, uint64_t now_ns)
+/* Has the foreground read any device? */
+static bool fg_read_anywhere(struct adaptive_region *r)
 {
-	uint64_t last = atomic_load_explicit(&r->fg_last_ns, memory_order_relaxed), opens;
+	for (uint32_t i = 0; i < ADAPTIVE_FG_SLOTS; i++)
+		if (fg_read(&r->fg[i]))
+			return true;
+	return false;
+}
+
+/* Is slot @f idle at @now_ns (a slot never read is not)? */
+static bool slot_idle(struct adaptive_fg *f, uint64_t now_ns)
+{
+	uint64_t last = atomic_load_explicit(&f->last_ns, memory_order_relaxed);
+
+	if (!last || now_ns <= last || fg_busy(f, last, now_ns))
+		return false;
+	return now_ns - last > fg_quiet(f);
+}
+
+bool adaptive_region_fg_idle_on(struct adaptive_region *r, uint32_t dev, uint64_t now_ns)
+{
+	bool seen = false;
+
+	if (dev < ADAPTIVE_FG_SLOTS)
+		return fg_read(&r->fg[dev]) ? slot_idle(&r->fg[dev], now_ns) : fg_read_anywhere(r);
+	for (uint32_t i = 0; i < ADAPTIVE_FG_SLOTS; i++) {
+		if (!fg_read(&r->fg[i]))
+			continue;
+		if (!slot_idle(&r->fg[i], now_ns))
+			return false;
+		seen = true;
+	}
+	return seen;
+}
+
+/* adaptive_region_fg_opens_in for one slot; UINT64_MAX when it was never read. */
+static uint64_t slot_opens_in(struct adaptive_fg *f, uint64_t now_ns)
+{
+	uint64_t last = atomic_load_explicit(&f->last_ns, memory_order_relaxed), opens;
 
 	if (!last)
-		return UINT64_MAX; /* no reads yet: nothing to wait for */
-	if (now_ns > last && fg_busy(r, last, now_ns))
+		return UINT64_MAX;
+	if (now_ns > last && fg_busy(f, last, now_ns))
 		return ADAPTIVE_BUSY_POLL_NS;
-	opens = last + fg_quiet(r) + 1;
+	opens = last + fg_quiet(f) + 1;
 	return opens > now_ns ? opens - now_ns : 0;
 }
 
-uint32_t adaptive_region_piece(struct adaptive_region *r, uint32_t chunk)
+uint64_t adaptive_region_fg_opens_in_on(struct adaptive_region *r, uint32_t dev, uint64_t now_ns)
 {
-	if (chunk < ADAPTIVE_FAST_PIECE && adaptive_region_fg_idle(r, monotonic_ns()))
+	uint64_t latest = UINT64_MAX, opens;
+
+	if (dev < ADAPTIVE_FG_SLOTS) {
+		opens = slot_opens_in(&r->fg[dev], now_ns);
+		return opens != UINT64_MAX || !fg_read_anywhere(r) ? opens : 0;
+	}
+	for (uint32_t i = 0; i < ADAPTIVE_FG_SLOTS; i++) {
+		opens = slot_opens_in(&r->fg[i], now_ns);
+		if (opens != UINT64_MAX && (latest == UINT64_MAX || opens > latest))
+			latest = opens;
+	}
+	return latest;
+}
+
+uint32_t adaptive_region_piece_on(struct adaptive_region *r, uint32_t dev, uint32_t chunk)
+{
+	if (chunk < ADAPTIVE_FAST_PIECE && adaptive_region_fg_idle_on(r, dev, monotonic_ns()))
 		return ADAPTIVE_FAST_PIECE;
 	return chunk;
+}
+
+/* ---- gap filling: the low tier's service time, and what fits a gap -------------------- */
+
+/* avg' = avg - avg/8 + x/8, all kept x 2^ADAPTIVE_SVC_SCALE; the first sample sets it. */
+static void svc_ewma(_Atomic uint64_t *avg, uint64_t x, bool first)
+{
+	uint64_t old = atomic_load_explicit(avg, memory_order_relaxed);
+
+	x <<= ADAPTIVE_SVC_SCALE;
+	atomic_store_explicit(avg, first ? x : old - (old >> ADAPTIVE_SVC_SHIFT) +
+				  (x >> ADAPTIVE_SVC_SHIFT), memory_order_relaxed);
+}
+
+void adaptive_svc_note(struct adaptive_svc *s, uint64_t bytes, uint64_t ns)
+{
+	uint64_t b, t;
+	bool first;
+
+	if (!bytes)
+		return;
+	first = !atomic_fetch_add_explicit(&s->samples, 1, memory_order_relaxed);
+	bytes = bytes < ADAPTIVE_SVC_MAX_BYTES ? bytes : ADAPTIVE_SVC_MAX_BYTES;
+	b = (bytes + ADAPTIVE_SVC_UNIT - 1) / ADAPTIVE_SVC_UNIT;
+	t = ns < ADAPTIVE_SVC_MAX_NS ? ns : ADAPTIVE_SVC_MAX_NS;
+	t = t ? t : 1;
+	svc_ewma(&s->b, b, first);
+	svc_ewma(&s->t, t, first);
+	svc_ewma(&s->bb, b * b, first);
+	svc_ewma(&s->bt, b * t, first);
+}
+
+/*
+ * The fit, t = fixed + slope x b, by least squares over the EWMAs; used only when the sizes
+ * learnt spread enough to tell the two apart (a standard deviation of 1/8 of their mean).
+ * Otherwise, and whenever the fit is out of range (two threads' samples mixed, a garbled
+ * region), the bound t_mean x max(1, b / b_mean): never under fixed + slope x b for any
+ * fixed and slope >= 0 that give the mean time at the mean size, so a size unlike those
+ * learnt is never promised to be quicker than it is.
+ */
+uint64_t adaptive_svc_predict(struct adaptive_svc *s, uint64_t bytes)
+{
+	double b_mean = (double)atomic_load_explicit(&s->b, memory_order_relaxed);
+	double t_mean = (double)atomic_load_explicit(&s->t, memory_order_relaxed);
+	double bb = (double)atomic_load_explicit(&s->bb, memory_order_relaxed);
+	double bt = (double)atomic_load_explicit(&s->bt, memory_order_relaxed);
+	double b = (double)((bytes < ADAPTIVE_SVC_MAX_BYTES ? bytes : ADAPTIVE_SVC_MAX_BYTES) +
+			    ADAPTIVE_SVC_UNIT - 1) / ADAPTIVE_SVC_UNIT, var, slope, fixed, t;
+
+	if (!atomic_load_explicit(&s->samples, memory_order_relaxed) || !bytes || b_mean < 1 ||
+	    t_mean < 1)
+		return 0;
+	b_mean /= 1 << ADAPTIVE_SVC_SCALE;
+	t_mean /= 1 << ADAPTIVE_SVC_SCALE;
+	bb /= 1 << ADAPTIVE_SVC_SCALE;
+	bt /= 1 << ADAPTIVE_SVC_SCALE;
+	var = bb - b_mean * b_mean;
+	t = t_mean * (b > b_mean ? b / b_mean : 1);
+	if (var * 64 >= b_mean * b_mean) {
+		slope = (bt - b_mean * t_mean) / var;
+		slope = slope > 0 ? slope : 0;
+		fixed = t_mean - slope * b_mean;
+		if (fixed >= 0 && fixed + slope * b > 0)
+			t = fixed + slope * b;
+	}
+	return t < (double)ADAPTIVE_SVC_MAX_NS ? (uint64_t)t + 1 : ADAPTIVE_SVC_MAX_NS;
+}
+
+bool adaptive_region_gap_admit(struct adaptive_region *r, uint32_t dev, uint64_t bytes,
+			       uint64_t now_ns)
+{
+	struct adaptive_fg *f;
+	uint64_t last, gap, svc, until;
+
+	if (dev >= ADAPTIVE_FG_SLOTS || !bytes ||
+	    __atomic_load_n(&r->ctl.phase, __ATOMIC_RELAXED) != PHASE_RUN)
+		return false;
+	f = &r->fg[dev];
+	last = atomic_load_explicit(&f->last_ns, memory_order_relaxed);
+	if (!last || now_ns <= last || fg_busy(f, last, now_ns))
+		return false;
+	gap = atomic_load_explicit(&f->gap_ns, memory_order_relaxed);
+	svc = adaptive_svc_predict(&f->svc, bytes);
+	if (!adaptive_gap_fits(now_ns - last, gap,
+			       atomic_load_explicit(&f->gap_dev_ns, memory_order_relaxed), svc))
+		return false;
+	/* The piece before, expected done? A time past the longest gap is garbage: ignored. */
+	until = atomic_load_explicit(&f->gap_until_ns, memory_order_relaxed);
+	if ((now_ns < until && until - now_ns <= ADAPTIVE_GAP_MAX_NS) ||
+	    !atomic_compare_exchange_strong(&f->gap_until_ns, &until, now_ns + svc))
+		return false;
+	atomic_fetch_add_explicit(&r->gap_fills, 1, memory_order_relaxed);
+	return true;
 }
 
 static void publish(struct adaptive_region *r, uint64_t now_ns)
@@ -395,6 +550,8 @@ int adaptive_region_maybe_step(struct adaptive_region *r, uint64_t now_ns, pid_t
 struct gate_waiter {
 	struct adaptive_region *r;
 	pid_t pid, tid;
+	uint32_t dev;   /* the piece's device slot, or ADAPTIVE_DEV_ANY */
+	uint64_t bytes; /* its size; 0: not known (no gap filling) */
 };
 
 static uint64_t coarse_ns(void)
@@ -406,31 +563,62 @@ static uint64_t coarse_ns(void)
 }
 
 /*
+ * How often a waiter whose piece could fit a gap of the reader's looks for one: a quarter
+ * of the gap (so it finds most of each gap left), between 100 us and 1 ms. 0: it could not
+ * (no device, no size, nothing learnt, or a piece too slow for even a whole gap).
+ */
+static uint64_t gap_poll_ns(const struct gate_waiter *w)
+{
+	struct adaptive_fg *f;
+	uint64_t gap, poll;
+
+	if (w->dev >= ADAPTIVE_FG_SLOTS || !w->bytes)
+		return 0;
+	f = &w->r->fg[w->dev];
+	gap = atomic_load_explicit(&f->gap_ns, memory_order_relaxed);
+	if (!adaptive_gap_fits(0, gap, atomic_load_explicit(&f->gap_dev_ns, memory_order_relaxed),
+			       adaptive_svc_predict(&f->svc, w->bytes)))
+		return 0;
+	poll = gap / 4;
+	return poll < 100000 ? 100000 : poll < ADAPTIVE_BUSY_POLL_NS ? poll : ADAPTIVE_BUSY_POLL_NS;
+}
+
+/*
  * A held thread's tick, before each wait: step if the window ended (the coarse clock, as
- * after a low I/O), go at full if the foreground has gone idle, and otherwise sleep no
- * longer than until it would be (adaptive_region_fg_opens_in): nothing on the reader's
- * path wakes a waiter, so the waiter keeps the time.
+ * after a low I/O), go at full if the foreground has gone idle on the piece's device, go in
+ * its gap if the piece fits there, and otherwise sleep no longer than until the fast path
+ * would open (adaptive_region_fg_opens_in), or than the next look for a gap: nothing on the
+ * reader's path wakes a waiter, so the waiter keeps the time.
  */
 static bool step_while_held(void *arg, uint64_t *hint)
 {
 	const struct gate_waiter *w = arg;
-	uint64_t now, opens;
+	uint64_t now, opens, poll;
 
 	adaptive_region_maybe_step(w->r, coarse_ns(), w->pid, w->tid);
 	now = monotonic_ns();
-	opens = adaptive_region_fg_opens_in(w->r, now);
-	if (opens == 0 && adaptive_region_fg_idle(w->r, now)) {
+	opens = adaptive_region_fg_opens_in_on(w->r, w->dev, now);
+	if (opens == 0 && adaptive_region_fg_idle_on(w->r, w->dev, now)) {
 		atomic_fetch_add_explicit(&w->r->fast_full, 1, memory_order_relaxed);
 		return true;
 	}
+	if (adaptive_region_gap_admit(w->r, w->dev, w->bytes, now))
+		return true;
 	*hint = opens == UINT64_MAX ? 0 : opens ? opens : ADAPTIVE_BUSY_POLL_NS;
+	poll = gap_poll_ns(w);
+	if (poll && (!*hint || poll < *hint))
+		*hint = poll;
 	return false;
 }
 
-uint32_t adaptive_region_gate_enter(struct adaptive_region *r, pid_t pid, pid_t tid,
-				    uint64_t max_wait_ns)
+/*
+ * Gap filling happens only in the ticks, where the allowance has no room for the piece: a
+ * piece the allowance admits is no admission beyond it.
+ */
+uint32_t adaptive_region_gate_enter_on(struct adaptive_region *r, pid_t pid, pid_t tid,
+				       uint64_t max_wait_ns, uint32_t dev, uint64_t bytes)
 {
-	struct gate_waiter w = { .r = r, .pid = pid, .tid = tid };
+	struct gate_waiter w = { .r = r, .pid = pid, .tid = tid, .dev = dev, .bytes = bytes };
 	uint64_t now;
 
 	if (adaptive_region_bad(r))
@@ -447,7 +635,7 @@ uint32_t adaptive_region_gate_enter(struct adaptive_region *r, pid_t pid, pid_t 
 	}
 	/* The fast path: the foreground idle, the slow loop's allowance does not apply. */
 	if (atomic_load_explicit(&r->gate.cap, memory_order_relaxed) != LOW_GATE_UNLIMITED &&
-	    adaptive_region_fg_idle(r, now)) {
+	    adaptive_region_fg_idle_on(r, dev, now)) {
 		atomic_fetch_add_explicit(&r->fast_full, 1, memory_order_relaxed);
 		return 0;
 	}

@@ -54,7 +54,7 @@
  * The layout version changes whenever struct adaptive_region does.
  */
 #define ADAPTIVE_REGION_MAGIC 0x444150414954ull /* "TIAPAD": iotier adaptive */
-#define ADAPTIVE_REGION_LAYOUT 9u
+#define ADAPTIVE_REGION_LAYOUT 10u
 
 /*
  * The window's histogram, one per CPU slot, summed by the stepper. With one shared
@@ -79,6 +79,48 @@ struct adaptive_hist_slot {
  */
 #define ADAPTIVE_SHARED_FILES 512u
 #define ADAPTIVE_SHARED_PROBE 8u
+
+/*
+ * The fast path per device (docs/adaptive.md, "Two speeds"): a slot for each of the first
+ * ADAPTIVE_FG_DEVICES whole-disk devices the tree reads or writes (adaptive_region_dev_slot),
+ * and a catch-all for every device after them. Devices in the catch-all clamp each other:
+ * more clamping, never a low piece let go under a read of its own device.
+ */
+#define ADAPTIVE_FG_DEVICES 8u
+#define ADAPTIVE_FG_CATCHALL ADAPTIVE_FG_DEVICES
+#define ADAPTIVE_FG_SLOTS (ADAPTIVE_FG_DEVICES + 1u)
+#define ADAPTIVE_DEV_ANY UINT32_MAX /* a low I/O of no known device: every slot is asked */
+
+/*
+ * The low tier's service time on a device, learnt from its own completed pieces: EWMAs
+ * (ADAPTIVE_SVC_SHIFT) of a piece's size b (in ADAPTIVE_SVC_UNIT), its time t (ns), b^2 and
+ * b x t, each kept x 2^ADAPTIVE_SVC_SCALE, from which adaptive_svc_predict fits a fixed cost
+ * plus a cost per byte. Written by low threads only, with loads and stores: two threads'
+ * samples at once lose one, and the fit is checked, never trusted.
+ */
+#define ADAPTIVE_SVC_SHIFT 3
+#define ADAPTIVE_SVC_SCALE 4
+#define ADAPTIVE_SVC_UNIT 512u
+#define ADAPTIVE_SVC_MAX_BYTES (64ull << 20) /* a larger sample counts as this */
+#define ADAPTIVE_SVC_MAX_NS 1000000000ull    /* a slower one as 1 s: it fits no gap anyway */
+
+struct adaptive_svc {
+	_Atomic uint64_t samples;
+	_Atomic uint64_t b, t, bb, bt;
+};
+
+/* One device's slot: the foreground's line, then the low side's. */
+struct adaptive_fg {
+	/* Written by every high read on the device: two or three relaxed atomics. */
+	_Alignas(64) _Atomic uint32_t inflight; /* high reads in flight */
+	uint32_t reserved;
+	_Atomic uint64_t last_ns; /* CLOCK_MONOTONIC of the last start or end; 0: none yet */
+	_Atomic uint64_t gap_ns;  /* its usual gap: an EWMA of end-to-next-start, clipped */
+	_Atomic uint64_t gap_dev_ns; /* its spread: an EWMA of |sample - gap_ns| */
+	/* Written by low threads only, so a high read's line is not pulled away per piece. */
+	_Alignas(64) _Atomic uint64_t gap_until_ns; /* the last gap piece is expected done then */
+	struct adaptive_svc svc;
+};
 
 struct adaptive_region {
 	uint64_t magic;                /* ADAPTIVE_REGION_MAGIC once initialised */
@@ -112,25 +154,21 @@ struct adaptive_region {
 	/* Files a high thread wrote or synced (adaptive_region_note_shared); 0: a free slot. */
 	_Atomic uint32_t shared_notes; /* keys stored, ever: a change means "look again" */
 	_Atomic uint64_t shared_files[ADAPTIVE_SHARED_FILES];
-	/*
-	 * The fast path (adaptive_region_fg_*): the foreground's reads, tree-wide, on a line of
-	 * their own. Written by every high read: two or three relaxed atomics.
-	 */
-	_Alignas(64) _Atomic uint32_t fg_inflight; /* high reads in flight */
-	uint32_t fg_reserved;
-	_Atomic uint64_t fg_last_ns;  /* CLOCK_MONOTONIC of the last start or end; 0: none yet */
-	_Atomic uint64_t fg_gap_ns;   /* its usual gap: an EWMA of end-to-next-start, clipped */
 	_Alignas(64) _Atomic uint64_t fast_full; /* low admissions at full, the foreground idle */
 	/* I/O calls of urgent threads this window (adaptive_region_note_urgent): a probe void. */
 	_Alignas(64) _Atomic uint64_t urgent_ios;
+	/* The fast path per device (adaptive_region_fg_*): the table's keys, then its slots. */
+	_Alignas(64) _Atomic uint64_t fg_dev[ADAPTIVE_FG_DEVICES]; /* adaptive_dev_key; 0: free */
+	_Atomic uint64_t gap_fills;   /* low pieces admitted in a reader's gap, beyond the allowance */
+	struct adaptive_fg fg[ADAPTIVE_FG_SLOTS];
 };
 
 /*
- * The fast path (docs/adaptive.md, "The fast path"). The foreground is idle once no read has
- * been in flight for longer than max(2 x its usual gap, ADAPTIVE_IDLE_MIN_NS); then a low
- * piece goes at full, whatever the slow loop's allowance. A gap sample is clipped to
- * max(4 x the usual gap, ADAPTIVE_IDLE_MIN_NS) and to ADAPTIVE_GAP_MAX_NS, so that one idle
- * spell moves the average by a fraction, not to seconds. A count left up by a process
+ * The fast path (docs/adaptive.md, "The fast path"), per device. The foreground is idle on a
+ * device once no read of it has been in flight for longer than max(2 x its usual gap there,
+ * ADAPTIVE_IDLE_MIN_NS); then a low piece to it goes at full, whatever the slow loop's
+ * allowance. A gap sample is clipped to max(4 x the usual gap, ADAPTIVE_IDLE_MIN_NS) and to
+ * ADAPTIVE_GAP_MAX_NS, so that one idle spell moves the average by a fraction, not to seconds. A count left up by a process
  * killed inside a read is trusted for ADAPTIVE_FG_STALE_NS after the last start or end.
  */
 #define ADAPTIVE_IDLE_MIN_NS 1000000ull   /* 1 ms */
@@ -138,56 +176,150 @@ struct adaptive_region {
 #define ADAPTIVE_FG_STALE_NS 1000000000ull
 #define ADAPTIVE_GAP_SHIFT 3              /* the EWMA's weight: 1/8 */
 
-/* A high read starts at @now_ns (the clock it is timed with). */
-static inline void adaptive_region_fg_begin(struct adaptive_region *r, uint64_t now_ns)
+/* The slot of @dev, clipped: a garbled number lands in the catch-all. A compare, no divide. */
+static inline struct adaptive_fg *adaptive_region_fg(struct adaptive_region *r, uint32_t dev)
 {
-	uint64_t last, gap, sample, clip;
+	return &r->fg[dev < ADAPTIVE_FG_SLOTS ? dev : ADAPTIVE_FG_CATCHALL];
+}
 
-	if (atomic_fetch_add_explicit(&r->fg_inflight, 1, memory_order_relaxed))
+/* A high read of device slot @dev starts at @now_ns (the clock it is timed with). */
+static inline void adaptive_region_fg_begin(struct adaptive_region *r, uint32_t dev,
+					    uint64_t now_ns)
+{
+	struct adaptive_fg *f = adaptive_region_fg(r, dev);
+	uint64_t last, gap, spread, sample, clip;
+
+	if (atomic_fetch_add_explicit(&f->inflight, 1, memory_order_relaxed))
 		return; /* another read in flight: no gap, the foreground was busy */
-	last = atomic_load_explicit(&r->fg_last_ns, memory_order_relaxed);
-	gap = atomic_load_explicit(&r->fg_gap_ns, memory_order_relaxed);
+	last = atomic_load_explicit(&f->last_ns, memory_order_relaxed);
+	gap = atomic_load_explicit(&f->gap_ns, memory_order_relaxed);
 	if (last && now_ns > last) {
 		clip = 4 * gap > ADAPTIVE_IDLE_MIN_NS ? 4 * gap : ADAPTIVE_IDLE_MIN_NS;
 		sample = now_ns - last < clip ? now_ns - last : clip;
 		sample = sample < ADAPTIVE_GAP_MAX_NS ? sample : ADAPTIVE_GAP_MAX_NS;
-		atomic_store_explicit(&r->fg_gap_ns, gap - (gap >> ADAPTIVE_GAP_SHIFT) +
+		spread = atomic_load_explicit(&f->gap_dev_ns, memory_order_relaxed);
+		atomic_store_explicit(&f->gap_ns, gap - (gap >> ADAPTIVE_GAP_SHIFT) +
+				      (sample >> ADAPTIVE_GAP_SHIFT), memory_order_relaxed);
+		sample = sample > gap ? sample - gap : gap - sample;
+		atomic_store_explicit(&f->gap_dev_ns, spread - (spread >> ADAPTIVE_GAP_SHIFT) +
 				      (sample >> ADAPTIVE_GAP_SHIFT), memory_order_relaxed);
 	}
-	atomic_store_explicit(&r->fg_last_ns, now_ns, memory_order_relaxed);
+	atomic_store_explicit(&f->last_ns, now_ns, memory_order_relaxed);
 }
 
 /* It ended at @now_ns (0: the caller has no clock; the start's time stands). */
-static inline void adaptive_region_fg_end(struct adaptive_region *r, uint64_t now_ns)
+static inline void adaptive_region_fg_end(struct adaptive_region *r, uint32_t dev,
+					  uint64_t now_ns)
 {
-	atomic_fetch_sub_explicit(&r->fg_inflight, 1, memory_order_relaxed);
+	struct adaptive_fg *f = adaptive_region_fg(r, dev);
+
+	atomic_fetch_sub_explicit(&f->inflight, 1, memory_order_relaxed);
 	if (now_ns)
-		atomic_store_explicit(&r->fg_last_ns, now_ns, memory_order_relaxed);
+		atomic_store_explicit(&f->last_ns, now_ns, memory_order_relaxed);
 }
 
 /*
- * Has the foreground been idle at @now_ns for longer than its usual gap? False before its
- * first read: there is no gap to judge by, and the slow loop's allowance stands (at full,
- * unless a test or a probe set it). Every field is clipped, never trusted.
+ * The slot of the whole-disk device @key (adaptive_dev_key): its own, found or taken now
+ * (a few compare-and-swaps, once per device per process), or the catch-all once the table
+ * is full. Slots are never given back, so a slot found once is the device's for good.
  */
-bool adaptive_region_fg_idle(struct adaptive_region *r, uint64_t now_ns);
+static inline uint64_t adaptive_dev_key(uint32_t major, uint32_t minor)
+{
+	return 1ull << 63 | (uint64_t)major << 32 | minor;
+}
+uint32_t adaptive_region_dev_slot(struct adaptive_region *r, uint64_t key);
 
 /*
- * How long from @now_ns until the foreground would be idle if no read starts meanwhile: 0
- * when it is; ADAPTIVE_BUSY_POLL_NS while a read is in flight (its end is not known);
- * UINT64_MAX before its first read. A held waiter sleeps no longer than this, so it goes at
- * full within about a millisecond of the fast path opening, with no wake-up from the reader.
+ * Has the foreground been idle on device slot @dev at @now_ns for longer than its usual
+ * gap there? A device it never read is idle once it reads another; before its first read
+ * anywhere, false: there is no gap to judge by, and the slow loop's allowance stands (at
+ * full, unless a test or a probe set it). ADAPTIVE_DEV_ANY (adaptive_region_fg_idle): idle
+ * on every device it read. Every field is clipped, never trusted.
+ */
+bool adaptive_region_fg_idle_on(struct adaptive_region *r, uint32_t dev, uint64_t now_ns);
+static inline bool adaptive_region_fg_idle(struct adaptive_region *r, uint64_t now_ns)
+{
+	return adaptive_region_fg_idle_on(r, ADAPTIVE_DEV_ANY, now_ns);
+}
+
+/*
+ * How long from @now_ns until the foreground would be idle on @dev if no read starts
+ * meanwhile: 0 when it is; ADAPTIVE_BUSY_POLL_NS while a read is in flight (its end is not
+ * known); UINT64_MAX before its first read. A held waiter sleeps no longer than this, so it
+ * goes at full within about a millisecond of the fast path opening, with no wake-up from the
+ * reader. ADAPTIVE_DEV_ANY: the latest of the devices it read.
  */
 #define ADAPTIVE_BUSY_POLL_NS 1000000ull /* 1 ms */
-uint64_t adaptive_region_fg_opens_in(struct adaptive_region *r, uint64_t now_ns);
+uint64_t adaptive_region_fg_opens_in_on(struct adaptive_region *r, uint32_t dev,
+					uint64_t now_ns);
 
 /*
- * The piece a low I/O may be cut to now, for a caller whose allowance is @chunk: with the
- * foreground idle, at least ADAPTIVE_FAST_PIECE (so a returning reader waits behind one
- * piece, not the rest of the call); otherwise @chunk. Reads the clock.
+ * The piece a low I/O to device slot @dev may be cut to now, for a caller whose allowance is
+ * @chunk: with the foreground idle there, at least ADAPTIVE_FAST_PIECE (so a returning
+ * reader waits behind one piece, not the rest of the call); otherwise @chunk. Reads the
+ * clock. adaptive_region_piece: of no known device, idle only if idle everywhere.
  */
 #define ADAPTIVE_FAST_PIECE (1u << 20)
-uint32_t adaptive_region_piece(struct adaptive_region *r, uint32_t chunk);
+uint32_t adaptive_region_piece_on(struct adaptive_region *r, uint32_t dev, uint32_t chunk);
+static inline uint32_t adaptive_region_piece(struct adaptive_region *r, uint32_t chunk)
+{
+	return adaptive_region_piece_on(r, ADAPTIVE_DEV_ANY, chunk);
+}
+
+/*
+ * Gap filling (docs/adaptive.md, "Two speeds"): a piece whose service time fits the
+ * reader's gap costs it nothing. adaptive_svc_note learns a low piece of @bytes that took
+ * @ns; adaptive_svc_predict says how long one of @bytes should take (0: nothing learnt).
+ */
+void adaptive_svc_note(struct adaptive_svc *s, uint64_t bytes, uint64_t ns);
+uint64_t adaptive_svc_predict(struct adaptive_svc *s, uint64_t bytes);
+
+/* A low piece of @bytes to device slot @dev completed in @ns: learnt for that device. */
+static inline void adaptive_region_low_done(struct adaptive_region *r, uint32_t dev,
+					    uint64_t bytes, uint64_t ns)
+{
+	if (dev < ADAPTIVE_FG_SLOTS && bytes)
+		adaptive_svc_note(&r->fg[dev].svc, bytes, ns);
+}
+
+/*
+ * Does a piece expected to take @svc_ns, going @since_ns after the reader's last
+ * completion on its device, fit a gap whose usual length is @gap_ns, spread @spread_ns (the
+ * mean deviation), with the margin? It must be done by the gap's end less
+ * ADAPTIVE_GAP_FILL_EARLY, taking ADAPTIVE_GAP_FILL_COST times its expected time:
+ *  - the next read is expected at the mean gap, and may come early: by a quarter of the gap
+ *    (a reader whose gaps are its think time, 5 ms with some jitter, loses a quarter of
+ *    each), or by twice the spread if more, so that a reader of irregular gaps, whose next
+ *    read may come at any time (random arrivals: a spread of 3/4 of the mean), gets none
+ *    filled;
+ *  - twice the expected time: the piece may queue behind one of the allowance's pieces
+ *    already on the device (a like piece: the same chunk), and its own time varies.
+ * 0 (nothing learnt) fits nothing.
+ */
+#define ADAPTIVE_GAP_FILL_EARLY(gap, spread) ((gap) / 4 > 2 * (spread) ? (gap) / 4 : 2 * (spread))
+#define ADAPTIVE_GAP_FILL_COST 2u
+static inline bool adaptive_gap_fits(uint64_t since_ns, uint64_t gap_ns, uint64_t spread_ns,
+				     uint64_t svc_ns)
+{
+	uint64_t early, end;
+
+	if (gap_ns > ADAPTIVE_GAP_MAX_NS || spread_ns > ADAPTIVE_GAP_MAX_NS)
+		return false; /* garbage: nothing fits */
+	early = ADAPTIVE_GAP_FILL_EARLY(gap_ns, spread_ns);
+	end = gap_ns > early ? gap_ns - early : 0;
+	return svc_ns && svc_ns <= ADAPTIVE_SVC_MAX_NS && since_ns < end &&
+	       ADAPTIVE_GAP_FILL_COST * svc_ns <= end - since_ns;
+}
+
+/*
+ * May a low piece of @bytes to device slot @dev go now, beyond the allowance, in the
+ * foreground's gap there? No read in flight on it, the piece fits what is left of its gap
+ * (adaptive_gap_fits), no probe under way (the baseline is the reads alone), and the gap
+ * piece admitted before it is expected done: one at a time a device, so that two do not
+ * share one gap's room. Counted in gap_fills. False for ADAPTIVE_DEV_ANY or @bytes 0.
+ */
+bool adaptive_region_gap_admit(struct adaptive_region *r, uint32_t dev, uint64_t bytes,
+			       uint64_t now_ns);
 
 /* Map and start a region for @t at @now_ns; NULL with errno. */
 struct adaptive_region *adaptive_region_create(const struct adaptive_params *p,
@@ -291,14 +423,23 @@ extern void (*adaptive_region_mid_step)(void);
 extern void (*adaptive_region_stepped)(uint64_t now_ns);
 
 /*
- * Before a low I/O: step the controller if the window has ended, then the gate's
- * low_gate_enter (never longer than @max_wait_ns, and not at all in a region found bad),
- * except that while it waits the caller steps the controller whenever the window has ended
- * and goes at full once the foreground is idle, waking for it (adaptive_region_fg_opens_in)
- * rather than at the end of a wait slice. With every low thread held at the gate, nothing
- * else steps: high threads never do.
+ * Before a low I/O of @bytes (0: not known) to device slot @dev (ADAPTIVE_DEV_ANY: not
+ * known): step the controller if the window has ended, then the gate's low_gate_enter (never
+ * longer than @max_wait_ns, and not at all in a region found bad), except that while it
+ * waits the caller steps the controller whenever the window has ended, goes at full once
+ * the foreground is idle on the device, waking for it (adaptive_region_fg_opens_in_on) rather
+ * than at the end of a wait slice, and goes in the reader's gap when the piece fits it
+ * (adaptive_region_gap_admit; never with @dev or @bytes unknown). With every low thread
+ * held at the gate, nothing else steps: high threads never do.
  */
-uint32_t adaptive_region_gate_enter(struct adaptive_region *r, pid_t pid, pid_t tid,
-				    uint64_t max_wait_ns);
+uint32_t adaptive_region_gate_enter_on(struct adaptive_region *r, pid_t pid, pid_t tid,
+				       uint64_t max_wait_ns, uint32_t dev, uint64_t bytes);
+
+/* The same for a low I/O of no known device or size: idle only if idle everywhere. */
+static inline uint32_t adaptive_region_gate_enter(struct adaptive_region *r, pid_t pid,
+						  pid_t tid, uint64_t max_wait_ns)
+{
+	return adaptive_region_gate_enter_on(r, pid, tid, max_wait_ns, ADAPTIVE_DEV_ANY, 0);
+}
 
 #endif

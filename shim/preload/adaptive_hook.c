@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * adaptive_hook.c: the adaptive tier inside the wrappers (see adaptive_hook.h): a high
- * thread's synchronous reads timed into the window, a low thread's I/O through the gate
- * and the splitter, and the gate's side of the writeback push and of async submissions.
+ * thread's synchronous reads timed into the window and counted on their device's fast path
+ * (dev_slot), a low thread's I/O through the gate, asking its own device's, and the
+ * splitter, and the gate's side of the writeback push and of async submissions.
  * A low write to a file the foreground writes or syncs passes ungated (file_shared), and
  * urgent threads (IOTIER_URGENT) are neither timed nor gated. Only low threads step the
  * controller and refresh the state file (maybe_step, publish_after_step): a high read pays
@@ -16,6 +17,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -128,6 +130,114 @@ static uint32_t kind_of(int fd)
 	return kind;
 }
 
+/* ---- the device an fd's I/O goes to: the fast path's key ------------------------------ */
+
+/*
+ * The whole disk of MAJ:MIN as the region keys it: a partition's parent (sysfs: a
+ * partition has a "partition" file, its disk's "dev" one directory up), else the device
+ * itself. Major 0 is no block device (tmpfs, btrfs, overlayfs number their own): its file
+ * system's number stands. A stacked device (dm, md, a loop device over a file) is keyed by
+ * its own number, not its disks'. Raw calls, once per device per process; errno is the
+ * caller's to keep.
+ */
+static uint64_t whole_disk_key(unsigned maj, unsigned min)
+{
+	char path[64] = "/sys/dev/block/", text[32], *end = path + strlen(path);
+	unsigned part[2] = { 0, 0 }, i = 0;
+	long fd, n;
+
+	if (!maj)
+		return adaptive_dev_key(maj, min);
+	end += sys_decimal(maj, end);
+	*end++ = ':';
+	end += sys_decimal(min, end);
+	strcpy(end, "/partition");
+	fd = sys_call(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return adaptive_dev_key(maj, min);
+	sys_call(SYS_close, (int)fd);
+	strcpy(end, "/../dev");
+	fd = sys_call(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	n = fd < 0 ? -1 : sys_call(SYS_read, (int)fd, text, sizeof(text) - 1);
+	if (fd >= 0)
+		sys_call(SYS_close, (int)fd);
+	for (long k = 0; k < n && i < 2; k++) {
+		if (text[k] >= '0' && text[k] <= '9')
+			part[i] = part[i] * 10 + (unsigned)(text[k] - '0');
+		else
+			i++; /* ':' between the two, '\n' after */
+	}
+	return i == 2 ? adaptive_dev_key(part[0], part[1]) : adaptive_dev_key(maj, min);
+}
+
+/*
+ * The devices this process looked up, MAJ:MIN to the region's slot, so that a new fd of a
+ * known device costs one fstat and no sysfs read: one word each, major << 28 | minor << 8
+ * | slot + 1. Slots are the region's for good (adaptive_region_dev_slot), so an entry never
+ * goes stale; a fork shares the region and inherits the table. Full: looked up again.
+ */
+#define DEV_CACHE 16u
+static _Atomic uint64_t dev_cache[DEV_CACHE];
+
+static uint32_t device_slot(unsigned maj, unsigned min)
+{
+	uint64_t id = (uint64_t)maj << 28 | (uint64_t)min << 8, home = (id >> 8) % DEV_CACHE;
+	uint32_t slot;
+
+	if (maj >= (1u << 12) || min >= (1u << 20))
+		return adaptive_region_dev_slot(adaptive_on, whole_disk_key(maj, min));
+	for (unsigned i = 0; i < DEV_CACHE; i++) {
+		uint64_t e = atomic_load_explicit(&dev_cache[(home + i) % DEV_CACHE],
+						  memory_order_relaxed);
+
+		if (e && (e & ~0xffull) == id)
+			return (uint32_t)(e & 0xff) - 1;
+	}
+	slot = adaptive_region_dev_slot(adaptive_on, whole_disk_key(maj, min));
+	for (unsigned i = 0; i < DEV_CACHE; i++) {
+		uint64_t free_entry = 0;
+
+		if (atomic_compare_exchange_strong(&dev_cache[(home + i) % DEV_CACHE], &free_entry,
+						   id | (slot + 1)))
+			break;
+	}
+	return slot;
+}
+
+/*
+ * The slot of @fd's device, found once per fd and kept in its entry (FD_DEV_MASK): a block
+ * device's own number, a file's file system's. ADAPTIVE_DEV_ANY when it cannot be found (a
+ * high read then counts in the catch-all, a low I/O asks every slot). errno as it was.
+ */
+static __attribute__((noinline)) uint32_t dev_slot_find(int fd)
+{
+	struct fd_path *p = &fd_paths[fd];
+	uint32_t flags = atomic_load_explicit(&p->flags, memory_order_acquire), slot;
+	int saved = errno;
+	struct stat st;
+	dev_t dev;
+
+	if ((flags & FD_KIND_MASK) == FD_KIND_UNKNOWN || sys_call(SYS_fstat, fd, &st) != 0) {
+		errno = saved;
+		return ADAPTIVE_DEV_ANY; /* not classified: the entry is not this fd's for certain */
+	}
+	dev = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
+	slot = device_slot(major(dev), minor(dev));
+	errno = saved;
+	/* Only onto the entry it was found for: an fd reset meanwhile is looked up again. */
+	atomic_compare_exchange_strong(&p->flags, &flags, flags | (slot + 1) << FD_DEV_SHIFT);
+	return slot;
+}
+
+/* The slot of a classified storage or file fd's device: one load, after its first use. */
+static inline uint32_t dev_slot(int fd)
+{
+	uint32_t v = (atomic_load_explicit(&fd_paths[fd].flags, memory_order_relaxed) &
+		      FD_DEV_MASK) >> FD_DEV_SHIFT;
+
+	return likely(v) ? v - 1 : dev_slot_find(fd);
+}
+
 /* ---- shared files: a lock holder is never held ---------------------------------------- */
 
 /*
@@ -188,8 +298,26 @@ static bool file_shared(int fd, uint32_t kind)
 
 /* ---- the low side ---------------------------------------------------------------- */
 
-/* adaptive_low_begin for an fd whose kind is known. */
-static uint32_t low_begin(uint32_t kind, bool write)
+/*
+ * adaptive_gate_enter (adaptive_low.c) for a low I/O of @bytes (0: not known, or its time
+ * is not the device's) to @fd's device, so that the fast path asks that device's reads.
+ */
+static uint32_t gate_enter(int fd, uint64_t bytes)
+{
+	if (atomic_load_explicit(&adaptive_on->gate.cap, memory_order_relaxed) ==
+		    LOW_GATE_UNLIMITED ||
+	    adaptive_region_bad(adaptive_on))
+		return 0;
+	return adaptive_region_gate_enter_on(adaptive_on, sys_getpid(), adaptive_self_tid(),
+					     shim.cfg.gate_wait_ns, dev_slot(fd), bytes);
+}
+
+/*
+ * adaptive_low_begin for an fd whose kind is known, of @bytes (0: not known). Only a storage
+ * fd's pieces may fill a reader's gap: their time is learnt (gated_piece); a buffered call's
+ * is the page cache's.
+ */
+static uint32_t low_begin(int fd, uint32_t kind, bool write, uint64_t bytes)
 {
 	if (kind == FD_KIND_OTHER) /* a pipe, a socket: not the disk's business */
 		return ADAPTIVE_UNGATED;
@@ -201,10 +329,10 @@ static uint32_t low_begin(uint32_t kind, bool write)
 	 * class.
 	 */
 	if (write && kind == FD_KIND_FILE) {
-		low_gate_exit(&adaptive_on->gate, adaptive_gate_enter(), 0);
+		low_gate_exit(&adaptive_on->gate, gate_enter(fd, 0), 0);
 		return 0;
 	}
-	return adaptive_gate_enter();
+	return gate_enter(fd, kind == FD_KIND_STORAGE ? bytes : 0);
 }
 
 /* A write to a shared file passes without waiting or a slot; its bytes are still counted. */
@@ -214,7 +342,7 @@ uint32_t adaptive_low_begin(int fd, bool write)
 
 	if (write && file_shared(fd, kind))
 		return 0;
-	return low_begin(kind, write);
+	return low_begin(fd, kind, write, 0);
 }
 
 void adaptive_low_end(uint32_t ticket, ssize_t ret)
@@ -261,9 +389,14 @@ static ssize_t real_io(const struct low_call *call, char *buf, size_t len, off_t
 static ssize_t gated_piece(void *ctx, char *buf, size_t len, off_t off)
 {
 	const struct low_call *call = ctx;
-	uint32_t ticket = low_begin(call->kind, op_writes(call->op));
+	uint32_t ticket = low_begin(call->fd, call->kind, op_writes(call->op), len);
+	/* A storage piece's time is the device's: learnt, for the gaps it may fill. */
+	uint64_t start = call->kind == FD_KIND_STORAGE ? now_ns() : 0;
 	ssize_t ret = real_io(call, buf, len, off);
 
+	if (start && ret > 0)
+		adaptive_region_low_done(adaptive_on, dev_slot(call->fd), (uint64_t)ret,
+					 now_ns() - start);
 	adaptive_low_end(ticket, ret);
 	return ret;
 }
@@ -294,10 +427,11 @@ static size_t piece_allowance(void *ctx)
 	if (lease && coarse_now_ns() >= lease)
 		return 0;
 	/*
-	 * The fast path: with the foreground idle, pieces of the top level's chunk, so that a
-	 * reader who returns waits behind one 1 MiB piece at most, not the rest of the call.
+	 * The fast path: with the foreground idle on the call's device, pieces of the top
+	 * level's chunk, so that a reader who returns waits behind one 1 MiB piece at most, not
+	 * the rest of the call.
 	 */
-	chunk = adaptive_region_piece(adaptive_on, chunk);
+	chunk = adaptive_region_piece_on(adaptive_on, dev_slot(call->fd), chunk);
 	/* One slot, one device request: the kernel cuts a larger piece (adaptive_low.h). */
 	chunk = adaptive_piece_limit(call->fd, chunk);
 	return chunk < PIECE_MIN ? PIECE_MIN : chunk;
@@ -477,7 +611,8 @@ static struct adaptive_timing timing_begin(int fd)
 
 	if (t.kind == FD_KIND_STORAGE || t.kind == FD_KIND_FILE) {
 		t.start = now_ns();
-		adaptive_region_fg_begin(adaptive_on, t.start); /* the fast path: in flight */
+		t.dev = dev_slot(fd);
+		adaptive_region_fg_begin(adaptive_on, t.dev, t.start); /* the fast path: in flight */
 	}
 	return t;
 }
@@ -504,17 +639,17 @@ void adaptive_read_end(struct adaptive_timing t, ssize_t ret)
 	if (!t.start)
 		return;
 	if (ret <= 0) {
-		adaptive_region_fg_end(adaptive_on, 0);
+		adaptive_region_fg_end(adaptive_on, t.dev, 0);
 		return;
 	}
 	end = now_ns();
 	ns = end - t.start;
 	/* A page-cache hit ends nothing the device saw: the start's time stands. */
 	if (t.kind == FD_KIND_STORAGE || ns >= ADAPTIVE_PAGE_CACHE_FLOOR_NS) {
-		adaptive_region_fg_end(adaptive_on, end);
+		adaptive_region_fg_end(adaptive_on, t.dev, end);
 		adaptive_region_note_read(adaptive_on, ns);
 	} else {
-		adaptive_region_fg_end(adaptive_on, 0);
+		adaptive_region_fg_end(adaptive_on, t.dev, 0);
 	}
 	/* No step here: the foreground's path is these atomics (low threads step). */
 }

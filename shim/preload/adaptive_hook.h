@@ -41,6 +41,7 @@ SHIM_HIDDEN void adaptive_hook_opened(int fd, const char *path, bool writable);
 struct adaptive_timing {
 	uint64_t start;
 	uint32_t kind; /* FD_KIND_FILE (buffered: the floor applies) or FD_KIND_STORAGE */
+	uint32_t dev;  /* the fast path's slot of its device (adaptive_region_dev_slot) */
 };
 
 SHIM_HIDDEN struct adaptive_timing adaptive_read_begin(int fd);

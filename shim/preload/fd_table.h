@@ -55,6 +55,13 @@ enum {
 	 */
 	FD_ADVISED = 1u << 15,
 	FD_RA_OFF = 1u << 16,
+	/*
+	 * The adaptive tier's slot for the fd's whole-disk device (adaptive_region_dev_slot),
+	 * + 1 (0: not looked up yet): found by the hook once per fd (adaptive_hook.c),
+	 * forgotten with the kind whenever the entry is reset.
+	 */
+	FD_DEV_SHIFT = 17,
+	FD_DEV_MASK = 15u << FD_DEV_SHIFT,
 };
 
 struct fd_path {

@@ -107,7 +107,8 @@ static int write_text(const char *path, const char *text)
 static void pin_cap_one(void)
 {
 	atomic_store(&region->deadline_ns, UINT64_MAX);
-	atomic_store(&region->fg_last_ns, 0);
+	for (uint32_t d = 0; d < ADAPTIVE_FG_SLOTS; d++)
+		atomic_store(&region->fg[d].last_ns, 0);
 	atomic_store(&region->chunk, CHUNK);
 	low_gate_set_cap(&region->gate, 1, 0);
 }

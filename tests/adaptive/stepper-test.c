@@ -208,11 +208,12 @@ static void mode_lapsed(void)
 	/* The reader is back, slow (a read in flight): the burst's first write must be held. */
 	for (int i = 0; i < 300; i++)
 		adaptive_region_note_read_at(region, 0, 5 * MS);
-	atomic_fetch_add(&region->fg_inflight, 1);
-	atomic_store(&region->fg_last_ns, now_ns());
+	for (uint32_t d = 0; d < ADAPTIVE_FG_SLOTS; d++) /* on whichever device it writes */
+		adaptive_region_fg_begin(region, d, now_ns());
 	waits = atomic_load(&region->gate.waits);
 	EXPECT(low_io(), "pwrite: %m");
-	atomic_fetch_sub(&region->fg_inflight, 1);
+	for (uint32_t d = 0; d < ADAPTIVE_FG_SLOTS; d++)
+		adaptive_region_fg_end(region, d, 0);
 	EXPECT(atomic_load(&region->gate.waits) == waits + 1, "the first low write after the "
 	       "cap's lease lapsed went at full: the step that renews the cap came after it");
 }

@@ -72,10 +72,10 @@ static void note_reads(uint64_t ns, int n)
 
 	for (int i = 0; i < n; i++) {
 		clock_gettime(CLOCK_MONOTONIC, &ts);
-		adaptive_region_fg_begin(r, (uint64_t)ts.tv_sec * 1000000000ull +
+		adaptive_region_fg_begin(r, 0, (uint64_t)ts.tv_sec * 1000000000ull +
 					    (uint64_t)ts.tv_nsec);
 		clock_gettime(CLOCK_MONOTONIC, &ts);
-		adaptive_region_fg_end(r, (uint64_t)ts.tv_sec * 1000000000ull +
+		adaptive_region_fg_end(r, 0, (uint64_t)ts.tv_sec * 1000000000ull +
 					  (uint64_t)ts.tv_nsec);
 		adaptive_region_note_read(r, ns);
 	}
