@@ -159,7 +159,9 @@
  * finds the slot no longer its own and leaves the count alone. Chosen over a lease per
  * slot, which would take back the slot of a slow I/O still on the device. A process killed
  * or stopped inside an I/O cannot wedge the tree. The cap carries a lease that each step
- * renews (ADAPTIVE_LEASE_NS, 1 s); once it lapses (no low thread calls, or the stepping
+ * renews to 1 s past the new window's end (ADAPTIVE_LEASE_NS; from the window's end, not the
+ * step, since a window of 16 x a slow target outlasts 1 s and low threads step only once it
+ * is due); once it lapses (no low thread calls, or the stepping
  * processes stopped or died) the cap counts as none, so the tier is never held forever,
  * and the next low call steps before it is admitted. A waiter steps the controller when
  * the window has ended: with every low thread held nobody else would, and before this a

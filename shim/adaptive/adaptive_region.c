@@ -297,11 +297,29 @@ bool adaptive_region_gap_admit(struct adaptive_region *r, uint32_t dev, uint64_t
 	return true;
 }
 
+/*
+ * The cap holds until ADAPTIVE_LEASE_NS after the window's end, not after the step: a window
+ * can outlast the lease (16 x a target over 62.5 ms, extended up to 4 times), and low
+ * threads step only once it is due, so a lease from the step would lapse mid-window and let
+ * the low tier go at full while they keep calling. Clamped to ADAPTIVE_LEASE_SPAN_MAX_NS,
+ * well inside what the gate takes for sane (LOW_GATE_LEASE_MAX_NS).
+ */
+static uint64_t lease_until(uint64_t now_ns, uint64_t deadline_ns)
+{
+	uint64_t window = deadline_ns > now_ns ? deadline_ns - now_ns : 0;
+
+	if (window > ADAPTIVE_LEASE_SPAN_MAX_NS)
+		window = ADAPTIVE_LEASE_SPAN_MAX_NS;
+	return now_ns + window + ADAPTIVE_LEASE_NS;
+}
+
 static void publish(struct adaptive_region *r, uint64_t now_ns)
 {
+	uint64_t deadline = adaptive_deadline(&r->ctl);
+
 	atomic_store(&r->chunk, r->ctl.chunk);
-	low_gate_set_cap(&r->gate, r->ctl.cap, now_ns + ADAPTIVE_LEASE_NS);
-	atomic_store(&r->deadline_ns, adaptive_deadline(&r->ctl));
+	low_gate_set_cap(&r->gate, r->ctl.cap, lease_until(now_ns, deadline));
+	atomic_store(&r->deadline_ns, deadline);
 }
 
 struct adaptive_region *adaptive_region_create(const struct adaptive_params *p,

@@ -47,7 +47,8 @@
 #include "low_gate.h"
 
 #define ADAPTIVE_REGION_NAME "iotier-adaptive" /* /proc/PID/maps shows /memfd:NAME */
-#define ADAPTIVE_LEASE_NS 1000000000ull        /* a cap lapses 1 s after the last step */
+#define ADAPTIVE_LEASE_NS 1000000000ull /* a cap lapses 1 s after its window's end */
+#define ADAPTIVE_LEASE_SPAN_MAX_NS 30000000000ull /* a window counts at most 30 s of it */
 /*
  * The region's header lets a reader that did not create it trust it: a process after exec
  * that inherited the descriptor, and `iotier threads` reading another process's mapping.

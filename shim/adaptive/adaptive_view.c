@@ -18,7 +18,7 @@ const struct adaptive_view_field adaptive_view_fields[ADAPTIVE_VIEW_NFIELDS] = {
 	FIELD(held_ns), FIELD(windows), FIELD(misses), FIELD(probes), FIELD(floor_lifts),
 	FIELD(debt_lifts), FIELD(l0_files), FIELD(l0_trigger), FIELD(l0_floor), FIELD(l0_lifts),
 	FIELD(void_probes), FIELD(short_probes), FIELD(valid_probes), FIELD(baseline_reads),
-	FIELD(last_step_ns), FIELD(slots_taken_back), FIELD(step_takeovers),
+	FIELD(last_step_ns), FIELD(slots_taken_back), FIELD(step_takeovers), FIELD(lease_ns),
 };
 #undef FIELD
 
@@ -82,6 +82,7 @@ static int copy_fields(adaptive_copy_fn copy, void *ctx, struct adaptive_view *v
 	/* Counters outside the controller, moved by atomics: as of the copy, not the step. */
 	COPY(gate.reclaimed, v->slots_taken_back);
 	COPY(takeovers, v->step_takeovers);
+	COPY(gate.lease_ns, v->lease_ns);
 	v->probing = phase; /* made a flag once the copy is kept and checked */
 	v->level_full = ADAPTIVE_LEVEL_FULL;
 	return 0;
@@ -120,4 +121,11 @@ int adaptive_view_read(adaptive_copy_fn copy, void *ctx, struct adaptive_view *v
 			return check_kept(v);
 	}
 	return -EAGAIN;
+}
+
+bool adaptive_view_stale(const struct adaptive_view *v, uint64_t now_ns, uint64_t slack_ns)
+{
+	if (v->lease_ns)
+		return now_ns >= v->lease_ns + slack_ns;
+	return adaptive_view_step_age_ns(v, now_ns) >= ADAPTIVE_VIEW_STALE_NS + slack_ns;
 }

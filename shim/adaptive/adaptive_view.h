@@ -17,6 +17,7 @@
 #ifndef IOTIER_ADAPTIVE_VIEW_H
 #define IOTIER_ADAPTIVE_VIEW_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -48,6 +49,7 @@ struct adaptive_view {
 	uint64_t last_step_ns;      /* CLOCK_MONOTONIC of the last step (or of the start) */
 	uint64_t slots_taken_back;  /* gate slots taken back from dead or stopped holders */
 	uint64_t step_takeovers;    /* steps taken over from a stepper past its lease */
+	uint64_t lease_ns;          /* CLOCK_MONOTONIC at which the cap lapses; 0: none */
 };
 
 /* The numeric fields by name: the state file's "adaptive_NAME VALUE" lines. */
@@ -56,7 +58,7 @@ struct adaptive_view_field {
 	size_t offset;
 };
 extern const struct adaptive_view_field adaptive_view_fields[];
-#define ADAPTIVE_VIEW_NFIELDS 27
+#define ADAPTIVE_VIEW_NFIELDS 28
 
 static inline uint64_t *adaptive_view_at(struct adaptive_view *v, unsigned i)
 {
@@ -81,6 +83,13 @@ static inline uint64_t adaptive_view_step_age_ns(const struct adaptive_view *v, 
  * controller still steps.
  */
 #define ADAPTIVE_VIEW_STALE_NS ADAPTIVE_LEASE_NS /* adaptive_region.h */
+
+/*
+ * Is the view stale at @now_ns, @slack_ns allowed (a state file's refresh period)? Once
+ * the cap's lease (lease_ns: the window's end + ADAPTIVE_LEASE_NS) has passed; a view
+ * without one (a state file of an older shim) by the last step's age.
+ */
+bool adaptive_view_stale(const struct adaptive_view *v, uint64_t now_ns, uint64_t slack_ns);
 
 /* Copy @len bytes at offset @off of the region into @dst; 0 or -errno. */
 typedef int (*adaptive_copy_fn)(void *ctx, size_t off, void *dst, size_t len);

@@ -123,7 +123,9 @@ START_TEST(test_shared_across_fork)
 	ck_assert_uint_eq(r->ctl.level, ADAPTIVE_LEVEL_FULL - 1); /* ... are the parent's miss */
 	ck_assert_uint_eq(atomic_load(&r->gate.cap), 16);
 	ck_assert_uint_eq(atomic_load(&r->chunk), 1u << 20);
-	ck_assert_uint_eq(atomic_load(&r->gate.lease_ns), deadline + ADAPTIVE_LEASE_NS);
+	/* the cap holds a lease past the next window's end */
+	ck_assert_uint_eq(atomic_load(&r->gate.lease_ns),
+			  atomic_load(&r->deadline_ns) + ADAPTIVE_LEASE_NS);
 	in_child(SLOW, 300, true); /* and a child's step sizes the parent's gate */
 	ck_assert_uint_eq(r->ctl.level, ADAPTIVE_LEVEL_FULL - 2);
 	ck_assert_uint_eq(atomic_load(&r->gate.cap), 8);
@@ -149,6 +151,30 @@ START_TEST(test_one_step_per_window)
 	ck_assert_int_eq(step_at(deadline), 0); /* done */
 	ck_assert_uint_eq(r->ctl.windows, 1);
 	ck_assert_uint_eq(atomic_load(&r->stepper), 0);
+}
+END_TEST
+
+/*
+ * A window longer than the cap's lease (16 x a 100 ms target: 1.6 s): the cap must hold to
+ * the window's end and past it, or the low tier would go at full mid-window while low
+ * threads keep calling (they step only once the window is due). Before: lease = step + 1 s.
+ */
+START_TEST(test_lease_outlasts_window)
+{
+	struct adaptive_region *slow = region_fixture("read.p99<=100ms", t0);
+	uint64_t deadline = atomic_load(&slow->deadline_ns), next;
+	struct adaptive_view v;
+
+	ck_assert_int_eq(adaptive_region_maybe_step(slow, deadline, getpid(), self_tid()), 1);
+	next = atomic_load(&slow->deadline_ns);
+	ck_assert_uint_ge(next - deadline, 1600 * MS);
+	ck_assert_uint_eq(atomic_load(&slow->gate.lease_ns), next + ADAPTIVE_LEASE_NS);
+	/* the view is stale exactly when the gate applies no cap */
+	ck_assert_int_eq(adaptive_view_read(adaptive_view_copy_local, slow, &v), 0);
+	ck_assert(!adaptive_view_stale(&v, deadline + 1500 * MS, 0));
+	ck_assert(!adaptive_view_stale(&v, next + ADAPTIVE_LEASE_NS - 1, 0));
+	ck_assert(adaptive_view_stale(&v, next + ADAPTIVE_LEASE_NS, 0));
+	adaptive_region_destroy(slow);
 }
 END_TEST
 
@@ -387,7 +413,7 @@ static void stop_mid_step(void)
  */
 START_TEST(test_stopped_mid_step)
 {
-	uint64_t deadline = atomic_load(&r->deadline_ns), now = deadline + STEPPER_LEASE_NS;
+	uint64_t deadline = atomic_load(&r->deadline_ns), now = deadline + STEPPER_LEASE_NS, lease;
 	uint32_t seq;
 	pid_t child;
 	int status;
@@ -409,7 +435,8 @@ START_TEST(test_stopped_mid_step)
 	}
 	ck_assert_uint_eq(r->ctl.level, 0); /* the tree kept adapting: held */
 	ck_assert_uint_eq(atomic_load(&r->gate.cap), 0);
-	ck_assert_uint_eq(atomic_load(&r->gate.lease_ns), now + ADAPTIVE_LEASE_NS);
+	lease = atomic_load(&r->gate.lease_ns);
+	ck_assert_uint_eq(lease, atomic_load(&r->deadline_ns) + ADAPTIVE_LEASE_NS);
 	/* The stopped stepper resumes while another holds the lock. */
 	seq = atomic_load(&r->seq);
 	atomic_store(&r->stepper, stepping_since(now));
@@ -418,7 +445,7 @@ START_TEST(test_stopped_mid_step)
 	ck_assert_uint_eq(atomic_load(&r->stepper), stepping_since(now));
 	ck_assert_uint_eq(atomic_load(&r->seq), seq);
 	ck_assert_uint_eq(atomic_load(&r->gate.cap), 0);
-	ck_assert_uint_eq(atomic_load(&r->gate.lease_ns), now + ADAPTIVE_LEASE_NS);
+	ck_assert_uint_eq(atomic_load(&r->gate.lease_ns), lease); /* nothing published */
 	ck_assert(view_readable());
 }
 END_TEST
@@ -607,6 +634,7 @@ int main(void)
 	tcase_add_test(tc, test_header_identifies_region);
 	tcase_add_test(tc, test_shared_across_fork);
 	tcase_add_test(tc, test_one_step_per_window);
+	tcase_add_test(tc, test_lease_outlasts_window);
 	tcase_add_test(tc, test_low_counters_reach_controller);
 	tcase_add_test(tc, test_stale_stepper_taken_over);
 	tcase_add_test(tc, test_slots_summed_per_window);

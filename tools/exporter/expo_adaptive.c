@@ -151,8 +151,8 @@ static double v_age(const struct adaptive_view *v, uint64_t age_ns)
 /* The file lags the controller by up to its refresh period: that much more is allowed. */
 static double v_stale(const struct adaptive_view *v, uint64_t age_ns)
 {
-	return v->last_step_ns ? age_ns > ADAPTIVE_VIEW_STALE_NS + STATE_FILE_ADAPTIVE_EVERY_NS :
-				 NAN;
+	return v->last_step_ns ? adaptive_view_stale(v, v->last_step_ns + age_ns,
+						     STATE_FILE_ADAPTIVE_EVERY_NS) : NAN;
 }
 
 static const struct {

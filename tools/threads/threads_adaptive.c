@@ -123,7 +123,7 @@ static void print_issue23(FILE *out, const struct threads_report *r)
 	char ago[24];
 
 	fprintf(out, "adaptive: last step %s ago%s\n", duration(age, ago, sizeof(ago)),
-		age >= ADAPTIVE_VIEW_STALE_NS ? ", stale: no low thread has called since, and the "
+		adaptive_view_stale(v, r->adaptive_read_ns, 0) ? ", stale: no low thread has called since, and the "
 		"gate applies no cap until one does" : "");
 	if (v->l0_trigger)
 		fprintf(out, "adaptive: L0 %" PRIu64 " files, trigger %" PRIu64 ", floor level %"

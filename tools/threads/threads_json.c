@@ -87,7 +87,7 @@ static int adaptive_more(json_t *o, const struct adaptive_view *v, uint64_t read
 	int bad = 0;
 
 	bad |= json_object_set_new(o, "last_step_age_seconds", json_real((double)age / 1e9));
-	bad |= json_object_set_new(o, "stale", json_boolean(age >= ADAPTIVE_VIEW_STALE_NS));
+	bad |= json_object_set_new(o, "stale", json_boolean(adaptive_view_stale(v, read_ns, 0)));
 	bad |= json_object_set_new(o, "l0_files", known(v->l0_files, v->l0_trigger));
 	bad |= json_object_set_new(o, "l0_trigger", known(v->l0_trigger, v->l0_trigger));
 	bad |= json_object_set_new(o, "l0_floor", json_integer((json_int_t)v->l0_floor));
