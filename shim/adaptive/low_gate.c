@@ -199,6 +199,25 @@ static void reclaim_due(struct low_gate *g, uint64_t *next, uint64_t until)
 	*next = now + (slice ? slice : LOW_GATE_WAIT_SLICE_NS);
 }
 
+/*
+ * A wait's start and its bound: the first time (*@until 0) it counts the wait and sets the
+ * bound and the first look for lost slots; true once @now has reached the bound, counted as
+ * cut short: never held longer, whatever the cap says.
+ */
+static bool wait_bound_reached(struct low_gate *g, uint64_t now, uint64_t max_wait_ns,
+			       uint64_t *until, uint64_t *next_reclaim)
+{
+	if (!*until) {
+		atomic_fetch_add(&g->waits, 1);
+		*until = now + (max_wait_ns < UINT64_MAX - now ? max_wait_ns : UINT64_MAX - now);
+		*next_reclaim = now + wait_for(g, now, *until, 0);
+	}
+	if (now < *until)
+		return false;
+	atomic_fetch_add(&g->cut_short, 1);
+	return true;
+}
+
 uint32_t low_gate_enter_ticking(struct low_gate *g, pid_t pid, pid_t tid, uint64_t max_wait_ns,
 				low_gate_tick_fn *tick, void *arg)
 {
@@ -222,15 +241,8 @@ uint32_t low_gate_enter_ticking(struct low_gate *g, pid_t pid, pid_t tid, uint64
 		if (holds_slot(g, id))
 			break;
 		now = now_ns();
-		if (!until) {
-			atomic_fetch_add(&g->waits, 1);
-			until = now + (max_wait_ns < UINT64_MAX - now ? max_wait_ns : UINT64_MAX - now);
-			next_reclaim = now + wait_for(g, now, until, 0);
-		}
-		if (now >= until) { /* the bound: never held longer, whatever the cap says */
-			atomic_fetch_add(&g->cut_short, 1);
+		if (wait_bound_reached(g, now, max_wait_ns, &until, &next_reclaim))
 			break;
-		}
 		if (tick && tick(arg, &hint))
 			break;
 		atomic_fetch_add(&g->waiters, 1);
@@ -308,15 +320,8 @@ uint32_t low_gate_enter_n(struct low_gate *g, pid_t pid, pid_t tid, uint32_t n,
 		if (holds_slot(g, id))
 			break;
 		now = now_ns();
-		if (!until) {
-			atomic_fetch_add(&g->waits, 1);
-			until = now + (max_wait_ns < UINT64_MAX - now ? max_wait_ns : UINT64_MAX - now);
-			next_reclaim = now + wait_for(g, now, until, 0);
-		}
-		if (now >= until) {
-			atomic_fetch_add(&g->cut_short, 1);
+		if (wait_bound_reached(g, now, max_wait_ns, &until, &next_reclaim))
 			break;
-		}
 		if (tick && tick(arg, &hint))
 			break;
 		if (!need) { /* held: no release can admit anyone, only a cap change (wakes all) */
