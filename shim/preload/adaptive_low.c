@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * adaptive_low.c: the region pointer, the low side of the gate (a low thread's I/O and the
- * writeback push, each asking its own device's fast path: dev_slot; async submissions), and
+ * adaptive_low.c: the region pointer, the low side of the gate (a low thread's I/O, the
+ * writeback push, async submissions), each asking its own device's fast path (dev_slot), and
  * the device's request size, which bounds a gated piece (see adaptive_low.h).
  */
 #include "adaptive_low.h"
@@ -319,37 +319,73 @@ static uint64_t monotonic_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The fast path, between waits, on the submission's device. */
+struct async_wait {
+	struct adaptive_region *r;
+	uint32_t dev;
+};
+
 /*
- * The fast path, between waits: the foreground fell idle, the submission goes at full. No
- * wake-up hint: under a finite cap the N-slot waiter polls every millisecond anyway.
+ * The foreground fell idle on the device: the submission goes at full. No wake-up hint:
+ * under a finite cap the N-slot waiter polls every millisecond anyway.
  */
 static bool async_fg_idle(void *arg, uint64_t *hint)
 {
+	const struct async_wait *w = arg;
+
 	(void)hint;
-	return adaptive_region_fg_idle(arg, monotonic_ns());
+	return adaptive_region_fg_idle_on(w->r, w->dev, monotonic_ns());
 }
 
-uint32_t adaptive_async_enter(uint32_t n, uint32_t *tickets)
+/*
+ * No gap filling: the N I/Os of a submission go together, and what they cost together is
+ * not what one piece's learnt time says.
+ */
+uint32_t adaptive_async_enter(uint32_t dev, uint32_t n, uint32_t *tickets)
 {
-	struct adaptive_region *r = adaptive_on;
+	struct async_wait w = { .r = adaptive_on,
+				.dev = dev < ADAPTIVE_FG_SLOTS ? dev : ADAPTIVE_DEV_ANY };
 	uint64_t now;
 
-	if (!r || !n ||
-	    atomic_load_explicit(&r->gate.cap, memory_order_relaxed) == LOW_GATE_UNLIMITED ||
-	    adaptive_region_bad(r))
+	if (!w.r || !n ||
+	    atomic_load_explicit(&w.r->gate.cap, memory_order_relaxed) == LOW_GATE_UNLIMITED ||
+	    adaptive_region_bad(w.r))
 		return 0;
 	now = monotonic_ns();
 	/* A garbled gate is refused where every single-slot call looks (adaptive_region.c). */
-	if (!low_gate_sane(&r->gate, now) || adaptive_region_fg_idle(r, now))
+	if (!low_gate_sane(&w.r->gate, now) || adaptive_region_fg_idle_on(w.r, w.dev, now))
 		return 0;
 	if (n > LOW_GATE_HOLDERS)
 		n = LOW_GATE_HOLDERS;
-	return low_gate_enter_n(&r->gate, sys_getpid(), adaptive_self_tid(), n,
-				shim.cfg.gate_wait_ns, async_fg_idle, r, tickets);
+	return low_gate_enter_n(&w.r->gate, sys_getpid(), adaptive_self_tid(), n,
+				shim.cfg.gate_wait_ns, async_fg_idle, &w, tickets);
 }
 
 void adaptive_async_exit(const uint32_t *tickets, uint32_t taken)
 {
 	for (uint32_t i = 0; i < taken; i++)
 		low_gate_exit(&adaptive_on->gate, tickets[i], 0);
+}
+
+uint32_t adaptive_submit_dev(uint32_t dev, int fd)
+{
+	uint32_t slot;
+	int saved;
+
+	if (dev == ADAPTIVE_DEV_ANY)
+		return dev; /* already several: nothing more to look at */
+	if ((unsigned)fd >= PATH_FD_MAX)
+		return ADAPTIVE_DEV_ANY;
+	saved = errno;
+	switch (fd_kind(fd)) { /* classifies the fd once: dev_slot needs its kind */
+	case FD_KIND_STORAGE:
+	case FD_KIND_FILE:
+		slot = dev_slot(fd);
+		break;
+	default:
+		slot = dev; /* not the disk's (a socket, a pipe, a closed fd) */
+		break;
+	}
+	errno = saved;
+	return dev == ADAPTIVE_SUBMIT_NONE || dev == slot ? slot : ADAPTIVE_DEV_ANY;
 }

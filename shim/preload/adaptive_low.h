@@ -83,13 +83,24 @@ SHIM_HIDDEN void adaptive_low_readahead(int fd, bool capped);
 
 /*
  * A low thread's asynchronous submission of @n I/Os (io_submit, io_uring_enter, liburing's
- * submits): wait, bounded by IOTIER_GATE_WAIT, until min(@n, cap) slots are free and take
+ * submits) to device slot @dev (adaptive_submit_dev; ADAPTIVE_DEV_ANY: several, or not
+ * known): wait, bounded by IOTIER_GATE_WAIT, until min(@n, cap) slots are free and take
  * them (their tickets in @tickets, room for LOW_GATE_HOLDERS), to be released by
  * adaptive_async_exit once the submission returned: as the push's pieces, its I/Os hold
  * their slots while they are submitted, not until they complete (nobody sees that: the
- * program reaps them). At full, or with the foreground idle, none. Keeps errno.
+ * program reaps them). At full, or with the foreground idle on @dev, none. Keeps errno.
  */
-SHIM_HIDDEN uint32_t adaptive_async_enter(uint32_t n, uint32_t *tickets);
+SHIM_HIDDEN uint32_t adaptive_async_enter(uint32_t dev, uint32_t n, uint32_t *tickets);
 SHIM_HIDDEN void adaptive_async_exit(const uint32_t *tickets, uint32_t taken);
+
+/*
+ * The device of a submission, one I/O at a time: @dev, what its I/Os so far give
+ * (ADAPTIVE_SUBMIT_NONE before the first), joined with an I/O to @fd (-1: not an fd, a
+ * fixed file of io_uring's). Returns the slot they all share, or ADAPTIVE_DEV_ANY once two
+ * differ or one is not known; an fd that is no storage or file (a socket) changes nothing.
+ * A submission left at ADAPTIVE_SUBMIT_NONE is of no known device. Keeps errno.
+ */
+#define ADAPTIVE_SUBMIT_NONE (UINT32_MAX - 1u) /* beside ADAPTIVE_DEV_ANY: not a slot */
+SHIM_HIDDEN uint32_t adaptive_submit_dev(uint32_t dev, int fd);
 
 #endif

@@ -23,16 +23,20 @@
  *           B (IOTIER_WRITEBACK=64k): the shim pushes each write back, and the push passes
  *           the gate. Before the push asked its own device, it asked every one, and every
  *           push of B waited while the foreground read only A.
- * Usage: adaptive-fast-device SHIM_PRELOAD device|gap|push; the worker is this program
+ *   aio:    as device, but each write is one iocb through io_submit (syscall(), as libaio
+ *           makes it), reaped before the next. Before, a submission asked every device.
+ * Usage: adaptive-fast-device SHIM_PRELOAD device|gap|push|aio; the worker is this program
  * with "worker MODE DEVICE [DEVICE [FILE]]".
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/aio_abi.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -53,7 +57,8 @@
 static struct adaptive_region *region;
 static int read_fd[2] = { -1, -1 }, write_fd = -1;
 static uint32_t write_size;
-static enum { WRITE_DIRECT, WRITE_PUSHED } write_how;
+static enum { WRITE_DIRECT, WRITE_PUSHED, WRITE_AIO } write_how;
+static aio_context_t aio_ctx;
 static _Atomic int stop_writer, writer_on = 1, writer_paused;
 static _Atomic uint64_t writes_done, writes_waited;
 
@@ -77,12 +82,29 @@ static uint64_t gap_fills(void)
 	return region->layout >= 10 ? atomic_load(&region->gap_fills) : 0;
 }
 
+/* One aio write of @n bytes at @off, submitted and reaped: the bytes written, or -1. */
+static ssize_t aio_pwrite(const char *buf, size_t n, off_t off)
+{
+	struct iocb cb = { .aio_lio_opcode = IOCB_CMD_PWRITE, .aio_fildes = (uint32_t)write_fd,
+			   .aio_buf = (uint64_t)(uintptr_t)buf, .aio_nbytes = n,
+			   .aio_offset = off };
+	struct iocb *ios[1] = { &cb };
+	struct io_event ev;
+
+	if (syscall(SYS_io_submit, aio_ctx, 1L, ios) != 1 ||
+	    syscall(SYS_io_getevents, aio_ctx, 1L, 1L, &ev, NULL) != 1)
+		return -1;
+	return (ssize_t)ev.res;
+}
+
 /*
  * One of the writer's writes, as its mode makes it: to B's second half, or a pushed file's
  * first 32 MiB.
  */
 static ssize_t write_one(const char *buf, uint64_t off)
 {
+	if (write_how == WRITE_AIO)
+		return aio_pwrite(buf, write_size, (off_t)(SPAN / 2 + off));
 	return pwrite(write_fd, buf, write_size,
 		      (off_t)(write_how == WRITE_PUSHED ? off : SPAN / 2 + off));
 }
@@ -295,9 +317,12 @@ static void mode_gap(char *buf)
 /* The writer's fd and how it writes, by @mode; @file: the pushed file, on @b's ext4. */
 static int open_writer(const char *mode, const char *file)
 {
-	write_how = !strcmp(mode, "push") ? WRITE_PUSHED : WRITE_DIRECT;
+	write_how = !strcmp(mode, "push") ? WRITE_PUSHED : !strcmp(mode, "aio") ? WRITE_AIO
+										 : WRITE_DIRECT;
 	if (write_how == WRITE_PUSHED)
 		return file ? open(file, O_RDWR | O_CREAT | O_TRUNC, 0600) : -1;
+	if (write_how == WRITE_AIO && syscall(SYS_io_setup, 4, &aio_ctx) < 0)
+		return -1;
 	return strcmp(mode, "gap") ? read_fd[1] : read_fd[0];
 }
 
@@ -400,8 +425,9 @@ int main(int argc, char **argv)
 		return worker(argv[2], argv[3], argc > 4 ? argv[4] : NULL,
 			      argc > 5 ? argv[5] : NULL);
 	mode = args[0] = argc == 3 ? argv[2] : "";
-	if (strcmp(mode, "device") && strcmp(mode, "gap") && strcmp(mode, "push")) {
-		fprintf(stderr, "usage: adaptive-fast-device SHIM_PRELOAD device|gap|push\n");
+	if (strcmp(mode, "device") && strcmp(mode, "gap") && strcmp(mode, "push") &&
+	    strcmp(mode, "aio")) {
+		fprintf(stderr, "usage: adaptive-fast-device SHIM_PRELOAD device|gap|push|aio\n");
 		return T_EXIT_FAIL;
 	}
 	if (geteuid() != 0)
