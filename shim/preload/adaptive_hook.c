@@ -2,8 +2,8 @@
 /*
  * adaptive_hook.c: the adaptive tier inside the wrappers (see adaptive_hook.h): a high
  * thread's synchronous reads timed into the window and counted on their device's fast path
- * (dev_slot), a low thread's I/O through the gate, asking its own device's, and the
- * splitter, and the gate's side of the writeback push and of async submissions.
+ * (dev_slot, adaptive_low.h), a low thread's I/O through the gate, asking its own device's,
+ * and the splitter, and what follows an async submission.
  * A low write to a file the foreground writes or syncs passes ungated (file_shared), and
  * urgent threads (IOTIER_URGENT) are neither timed nor gated. Only low threads step the
  * controller and refresh the state file (maybe_step, publish_after_step): a high read pays
@@ -17,7 +17,6 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -130,114 +129,6 @@ static uint32_t kind_of(int fd)
 	return kind;
 }
 
-/* ---- the device an fd's I/O goes to: the fast path's key ------------------------------ */
-
-/*
- * The whole disk of MAJ:MIN as the region keys it: a partition's parent (sysfs: a
- * partition has a "partition" file, its disk's "dev" one directory up), else the device
- * itself. Major 0 is no block device (tmpfs, btrfs, overlayfs number their own): its file
- * system's number stands. A stacked device (dm, md, a loop device over a file) is keyed by
- * its own number, not its disks'. Raw calls, once per device per process; errno is the
- * caller's to keep.
- */
-static uint64_t whole_disk_key(unsigned maj, unsigned min)
-{
-	char path[64] = "/sys/dev/block/", text[32], *end = path + strlen(path);
-	unsigned part[2] = { 0, 0 }, i = 0;
-	long fd, n;
-
-	if (!maj)
-		return adaptive_dev_key(maj, min);
-	end += sys_decimal(maj, end);
-	*end++ = ':';
-	end += sys_decimal(min, end);
-	strcpy(end, "/partition");
-	fd = sys_call(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return adaptive_dev_key(maj, min);
-	sys_call(SYS_close, (int)fd);
-	strcpy(end, "/../dev");
-	fd = sys_call(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-	n = fd < 0 ? -1 : sys_call(SYS_read, (int)fd, text, sizeof(text) - 1);
-	if (fd >= 0)
-		sys_call(SYS_close, (int)fd);
-	for (long k = 0; k < n && i < 2; k++) {
-		if (text[k] >= '0' && text[k] <= '9')
-			part[i] = part[i] * 10 + (unsigned)(text[k] - '0');
-		else
-			i++; /* ':' between the two, '\n' after */
-	}
-	return i == 2 ? adaptive_dev_key(part[0], part[1]) : adaptive_dev_key(maj, min);
-}
-
-/*
- * The devices this process looked up, MAJ:MIN to the region's slot, so that a new fd of a
- * known device costs one fstat and no sysfs read: one word each, major << 28 | minor << 8
- * | slot + 1. Slots are the region's for good (adaptive_region_dev_slot), so an entry never
- * goes stale; a fork shares the region and inherits the table. Full: looked up again.
- */
-#define DEV_CACHE 16u
-static _Atomic uint64_t dev_cache[DEV_CACHE];
-
-static uint32_t device_slot(unsigned maj, unsigned min)
-{
-	uint64_t id = (uint64_t)maj << 28 | (uint64_t)min << 8, home = (id >> 8) % DEV_CACHE;
-	uint32_t slot;
-
-	if (maj >= (1u << 12) || min >= (1u << 20))
-		return adaptive_region_dev_slot(adaptive_on, whole_disk_key(maj, min));
-	for (unsigned i = 0; i < DEV_CACHE; i++) {
-		uint64_t e = atomic_load_explicit(&dev_cache[(home + i) % DEV_CACHE],
-						  memory_order_relaxed);
-
-		if (e && (e & ~0xffull) == id)
-			return (uint32_t)(e & 0xff) - 1;
-	}
-	slot = adaptive_region_dev_slot(adaptive_on, whole_disk_key(maj, min));
-	for (unsigned i = 0; i < DEV_CACHE; i++) {
-		uint64_t free_entry = 0;
-
-		if (atomic_compare_exchange_strong(&dev_cache[(home + i) % DEV_CACHE], &free_entry,
-						   id | (slot + 1)))
-			break;
-	}
-	return slot;
-}
-
-/*
- * The slot of @fd's device, found once per fd and kept in its entry (FD_DEV_MASK): a block
- * device's own number, a file's file system's. ADAPTIVE_DEV_ANY when it cannot be found (a
- * high read then counts in the catch-all, a low I/O asks every slot). errno as it was.
- */
-static __attribute__((noinline)) uint32_t dev_slot_find(int fd)
-{
-	struct fd_path *p = &fd_paths[fd];
-	uint32_t flags = atomic_load_explicit(&p->flags, memory_order_acquire), slot;
-	int saved = errno;
-	struct stat st;
-	dev_t dev;
-
-	if ((flags & FD_KIND_MASK) == FD_KIND_UNKNOWN || sys_call(SYS_fstat, fd, &st) != 0) {
-		errno = saved;
-		return ADAPTIVE_DEV_ANY; /* not classified: the entry is not this fd's for certain */
-	}
-	dev = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
-	slot = device_slot(major(dev), minor(dev));
-	errno = saved;
-	/* Only onto the entry it was found for: an fd reset meanwhile is looked up again. */
-	atomic_compare_exchange_strong(&p->flags, &flags, flags | (slot + 1) << FD_DEV_SHIFT);
-	return slot;
-}
-
-/* The slot of a classified storage or file fd's device: one load, after its first use. */
-static inline uint32_t dev_slot(int fd)
-{
-	uint32_t v = (atomic_load_explicit(&fd_paths[fd].flags, memory_order_relaxed) &
-		      FD_DEV_MASK) >> FD_DEV_SHIFT;
-
-	return likely(v) ? v - 1 : dev_slot_find(fd);
-}
-
 /* ---- shared files: a lock holder is never held ---------------------------------------- */
 
 /*
@@ -299,20 +190,6 @@ static bool file_shared(int fd, uint32_t kind)
 /* ---- the low side ---------------------------------------------------------------- */
 
 /*
- * adaptive_gate_enter (adaptive_low.c) for a low I/O of @bytes (0: not known, or its time
- * is not the device's) to @fd's device, so that the fast path asks that device's reads.
- */
-static uint32_t gate_enter(int fd, uint64_t bytes)
-{
-	if (atomic_load_explicit(&adaptive_on->gate.cap, memory_order_relaxed) ==
-		    LOW_GATE_UNLIMITED ||
-	    adaptive_region_bad(adaptive_on))
-		return 0;
-	return adaptive_region_gate_enter_on(adaptive_on, sys_getpid(), adaptive_self_tid(),
-					     shim.cfg.gate_wait_ns, dev_slot(fd), bytes);
-}
-
-/*
  * adaptive_low_begin for an fd whose kind is known, of @bytes (0: not known). Only a storage
  * fd's pieces may fill a reader's gap: their time is learnt (gated_piece); a buffered call's
  * is the page cache's.
@@ -329,10 +206,10 @@ static uint32_t low_begin(int fd, uint32_t kind, bool write, uint64_t bytes)
 	 * class.
 	 */
 	if (write && kind == FD_KIND_FILE) {
-		low_gate_exit(&adaptive_on->gate, gate_enter(fd, 0), 0);
+		low_gate_exit(&adaptive_on->gate, adaptive_gate_enter(fd, 0), 0);
 		return 0;
 	}
-	return gate_enter(fd, kind == FD_KIND_STORAGE ? bytes : 0);
+	return adaptive_gate_enter(fd, kind == FD_KIND_STORAGE ? bytes : 0);
 }
 
 /* A write to a shared file passes without waiting or a slot; its bytes are still counted. */

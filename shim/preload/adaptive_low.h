@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "fd_table.h"
 #include "core/compiler.h"
 
 struct adaptive_region;
@@ -21,21 +22,42 @@ extern struct adaptive_region *adaptive_on SHIM_HIDDEN;
 SHIM_HIDDEN pid_t adaptive_self_tid(void);
 
 /*
- * Before a low I/O: wait until it may go; the ticket goes to low_gate_exit. At full, one
- * load and a branch. Keeps errno.
+ * Before a low I/O of @bytes (0: not known, or its time is not the device's) to @fd's
+ * device (dev_slot, below): wait until it may go (adaptive_region_gate_enter_on: at full
+ * once the foreground is idle on that device, in a reader's gap there if it fits); the
+ * ticket goes to low_gate_exit. At full, one load and a branch. Keeps errno.
  */
-SHIM_HIDDEN uint32_t adaptive_gate_enter(void);
+SHIM_HIDDEN uint32_t adaptive_gate_enter(int fd, uint64_t bytes);
 
 /*
- * The writeback push of a low thread (low_paths.c). adaptive_push_chunk: 0 while the tier
- * is at full or there is no target (push as without one), else the size of each gated
- * piece of @fd's range (1 MiB at least while the foreground is idle: adaptive_region_piece;
- * never more than one request of the device: adaptive_piece_limit). Each piece holds its
- * slot (adaptive_push_enter / _exit) while it is submitted, and is waited for
- * without one before the next.
+ * The fast path's slot of @fd's device (adaptive_region_dev_slot): its whole disk's, a
+ * block device's own number, a file's file system's. Found once per fd (dev_slot_find: an
+ * fstat, and once per device a sysfs read) and kept in its entry (FD_DEV_MASK): after that,
+ * one load. ADAPTIVE_DEV_ANY when it cannot be found (a high read then counts in the
+ * catch-all, a low I/O asks every slot). For an fd below PATH_FD_MAX whose kind is known
+ * (fd_kind); errno kept.
+ */
+SHIM_HIDDEN __attribute__((noinline)) uint32_t dev_slot_find(int fd);
+static inline uint32_t dev_slot(int fd)
+{
+	uint32_t v = (atomic_load_explicit(&fd_paths[fd].flags, memory_order_relaxed) &
+		      FD_DEV_MASK) >> FD_DEV_SHIFT;
+
+	return likely(v) ? v - 1 : dev_slot_find(fd);
+}
+
+/*
+ * The writeback push of a low thread (low_paths.c), on @fd's device (dev_slot):
+ * adaptive_push_chunk: 0 while the tier is at full or there is no target (push as without
+ * one), else the size of each gated piece of @fd's range (1 MiB at least while the
+ * foreground is idle on the device: adaptive_region_piece_on; never more than one request
+ * of the device: adaptive_piece_limit). Each piece of @bytes holds its slot
+ * (adaptive_push_enter / _exit) while it is submitted, and is waited for without one before
+ * the next; it goes at full once the foreground is idle on its device, and in a reader's
+ * gap there when it fits (adaptive_region_gate_enter_on).
  */
 SHIM_HIDDEN uint32_t adaptive_push_chunk(int fd);
-SHIM_HIDDEN uint32_t adaptive_push_enter(void);
+SHIM_HIDDEN uint32_t adaptive_push_enter(int fd, uint64_t bytes);
 SHIM_HIDDEN void adaptive_push_exit(uint32_t ticket);
 
 /*
@@ -61,13 +83,24 @@ SHIM_HIDDEN void adaptive_low_readahead(int fd, bool capped);
 
 /*
  * A low thread's asynchronous submission of @n I/Os (io_submit, io_uring_enter, liburing's
- * submits): wait, bounded by IOTIER_GATE_WAIT, until min(@n, cap) slots are free and take
+ * submits) to device slot @dev (adaptive_submit_dev; ADAPTIVE_DEV_ANY: several, or not
+ * known): wait, bounded by IOTIER_GATE_WAIT, until min(@n, cap) slots are free and take
  * them (their tickets in @tickets, room for LOW_GATE_HOLDERS), to be released by
  * adaptive_async_exit once the submission returned: as the push's pieces, its I/Os hold
  * their slots while they are submitted, not until they complete (nobody sees that: the
- * program reaps them). At full, or with the foreground idle, none. Keeps errno.
+ * program reaps them). At full, or with the foreground idle on @dev, none. Keeps errno.
  */
-SHIM_HIDDEN uint32_t adaptive_async_enter(uint32_t n, uint32_t *tickets);
+SHIM_HIDDEN uint32_t adaptive_async_enter(uint32_t dev, uint32_t n, uint32_t *tickets);
 SHIM_HIDDEN void adaptive_async_exit(const uint32_t *tickets, uint32_t taken);
+
+/*
+ * The device of a submission, one I/O at a time: @dev, what its I/Os so far give
+ * (ADAPTIVE_SUBMIT_NONE before the first), joined with an I/O to @fd (-1: not an fd, a
+ * fixed file of io_uring's). Returns the slot they all share, or ADAPTIVE_DEV_ANY once two
+ * differ or one is not known; an fd that is no storage or file (a socket) changes nothing.
+ * A submission left at ADAPTIVE_SUBMIT_NONE is of no known device. Keeps errno.
+ */
+#define ADAPTIVE_SUBMIT_NONE (UINT32_MAX - 1u) /* beside ADAPTIVE_DEV_ANY: not a slot */
+SHIM_HIDDEN uint32_t adaptive_submit_dev(uint32_t dev, int fd);
 
 #endif

@@ -57,7 +57,7 @@ enum {
 	FD_RA_OFF = 1u << 16,
 	/*
 	 * The adaptive tier's slot for the fd's whole-disk device (adaptive_region_dev_slot),
-	 * + 1 (0: not looked up yet): found by the hook once per fd (adaptive_hook.c),
+	 * + 1 (0: not looked up yet): found once per fd (dev_slot, adaptive_low.c),
 	 * forgotten with the kind whenever the entry is reset.
 	 */
 	FD_DEV_SHIFT = 17,

@@ -258,7 +258,7 @@ static bool steer_gated(int fd, off_t end, uint64_t bytes)
 
 		if (own >= 0)
 			sys_call(SYS_sync_file_range, own, lo, len, SYNC_FILE_RANGE_WAIT_BEFORE);
-		ticket = adaptive_push_enter();
+		ticket = adaptive_push_enter(fd, (uint64_t)len);
 		/* WRITE alone never touches the errseq cursor: the program's fd will do. */
 		sys_call(SYS_sync_file_range, fd, lo, len, SYNC_FILE_RANGE_WRITE);
 		adaptive_push_exit(ticket);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * submit.c: the pieces the asynchronous wrappers share (submit.h): the in-submit guard,
- * the late lookup of liburing's and libaio's functions, and the charge of a low
- * submission once it went through.
+ * the device of the submission being stamped, the late lookup of liburing's and libaio's
+ * functions, and the charge of a low submission once it went through.
  */
 #include "submit.h"
 
@@ -12,6 +12,7 @@
 #include "preload/preload.h"
 
 SHIM_TLS int in_submit;
+SHIM_TLS uint32_t submit_dev;
 
 /*
  * liburing and libaio may arrive after the shim resolved its symbols, in a library that is

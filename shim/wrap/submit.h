@@ -39,16 +39,37 @@ struct low_slots {
 };
 
 /*
- * A low thread's submission of @count I/Os passes the adaptive gate first (docs/adaptive.md;
- * not an urgent one's): it waits, bounded, until @count slots are free (or all of a smaller
- * cap) and holds them in @slots while it is submitted. Then it is stamped; its bytes go to
- * the rate limit and the controller once it succeeded.
+ * The device of the submission being stamped (adaptive_submit_dev): set to
+ * ADAPTIVE_SUBMIT_NONE by LOW_SUBMISSION, joined with each read or write the stamp reads
+ * (submit_note_fd), read by the gate right after. A signal handler's own submission in
+ * between changes only which device's reads this one asks.
+ */
+extern SHIM_TLS uint32_t submit_dev SHIM_HIDDEN;
+
+static inline void submit_note_fd(int fd)
+{
+	if (unlikely(adaptive_on))
+		submit_dev = adaptive_submit_dev(submit_dev, fd);
+}
+
+/* The gate of a stamped submission of @count I/Os; returns its @bytes. */
+static inline uint64_t low_submission_gate(struct low_slots *slots, uint32_t count,
+					   uint64_t bytes)
+{
+	if (unlikely(adaptive_on) && !self_is_urgent())
+		slots->taken = adaptive_async_enter(submit_dev, count, slots->tickets);
+	return bytes;
+}
+
+/*
+ * A low thread's submission of @count I/Os is stamped (@stamp, its bytes), which finds its
+ * device, then passes the adaptive gate (docs/adaptive.md; not an urgent one's): it waits,
+ * bounded, until @count slots are free (or all of a smaller cap), unless the foreground is
+ * idle on that device, and holds them in @slots while it is submitted. Its bytes go to the
+ * rate limit and the controller once it succeeded.
  */
 #define LOW_SUBMISSION(slots, count, stamp)                                                \
-	((unlikely(adaptive_on) && !self_is_urgent()                                       \
-		  ? (void)((slots)->taken = adaptive_async_enter((count), (slots)->tickets))   \
-		  : (void)0),                                                              \
-	 (stamp))
+	(submit_dev = ADAPTIVE_SUBMIT_NONE, low_submission_gate((slots), (count), (stamp)))
 
 /* After the submission returned: its slots released, and on success its bytes charged. */
 #define LOW_SUBMITTED(slots, bytes, ret)                                                   \

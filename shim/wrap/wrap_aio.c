@@ -21,7 +21,10 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-/* Stamp one iocb in place (a copy, or the program's own); false if it is not stamped. */
+/*
+ * Stamp one iocb in place (a copy, or the program's own); false if it is not stamped. A
+ * read's or a write's fd joins the submission's device (submit_note_fd), stamped or not.
+ */
 static bool iocb_stamp(struct iocb *cb, int ioprio, uint64_t *bytes)
 {
 	switch (cb->aio_lio_opcode) {
@@ -35,6 +38,7 @@ static bool iocb_stamp(struct iocb *cb, int ioprio, uint64_t *bytes)
 	default:
 		return false;
 	}
+	submit_note_fd((int)cb->aio_fildes);
 	if (cb->aio_flags & IOCB_FLAG_IOPRIO)
 		return false;
 	cb->aio_reqprio = (__s16)ioprio;

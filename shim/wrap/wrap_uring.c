@@ -38,7 +38,12 @@
 #define IORING_SETUP_NO_SQARRAY (1U << 16)  /* 6.6: SQ entries are used in ring order */
 #endif
 
-/* Read/write opcodes: the only ones where sqe->ioprio is an I/O priority. */
+/*
+ * Read/write opcodes: the only ones where sqe->ioprio is an I/O priority. Their fds join
+ * the submission's device (submit_note_fd), read from the SQE the stamp reads anyway; a
+ * registered file's (IOSQE_FIXED_FILE) is an index into the ring's table, no fd: of no
+ * known device.
+ */
 static bool sqe_stamp(struct io_uring_sqe *sqe, int ioprio, uint64_t *bytes)
 {
 	switch (sqe->opcode) {
@@ -54,6 +59,7 @@ static bool sqe_stamp(struct io_uring_sqe *sqe, int ioprio, uint64_t *bytes)
 	default:
 		return false;
 	}
+	submit_note_fd(sqe->flags & IOSQE_FIXED_FILE ? -1 : sqe->fd);
 	if (sqe->ioprio == 0)
 		sqe->ioprio = (__u16)ioprio;
 	return true;

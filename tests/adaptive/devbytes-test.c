@@ -26,9 +26,10 @@
  *           shim's own, and closing it must not release the program's lock (POSIX drops a
  *           process's locks on a file at the close of any of its descriptors). Checked by
  *           F_GETLK from a child. Before the fix the lock was gone after the write.
- *  async:   at cap 2 with one slot taken (by the test, as a low I/O in flight would), a low
- *           thread's io_submit of one iocb goes at once and one of two waits at the gate
- *           until the slot is released, then returns 2; no slot stays taken. Before the fix
+ *  async:   at cap 2 with one slot taken (by the test, as a low I/O in flight would) and a
+ *           read in flight on every device, a low thread's io_submit of one iocb goes at
+ *           once and one of two waits at the gate until the slot is released, then returns
+ *           2; no slot stays taken. Before the fix
  *           a submission passed whenever one slot was free and held none.
  * Usage: adaptive-devbytes MODE, or adaptive-devbytes locks|async DIR
  */
@@ -717,6 +718,20 @@ static void *aio_submitter(void *arg)
 	return NULL;
 }
 
+/*
+ * A read in flight on every device, just begun: the foreground busy wherever the file is
+ * (the fast path is per device), for ADAPTIVE_FG_STALE_NS. Else this thread's own reads of
+ * /proc, a device the submission does not go to, would leave the file's device idle and
+ * the submission at full. Renewed before each look; @on false ends it.
+ */
+static void hold_foreground(bool on)
+{
+	for (uint32_t d = 0; d < ADAPTIVE_FG_SLOTS; d++) {
+		atomic_store(&region->fg[d].inflight, on ? 1 : 0);
+		atomic_store(&region->fg[d].last_ns, on ? adaptive_worker_now_ns() : 0);
+	}
+}
+
 /* Start a submission of @n; wait until it sleeps at the gate or returned. */
 static pthread_t submit_async(long n)
 {
@@ -729,8 +744,10 @@ static pthread_t submit_async(long n)
 		return 0;
 	for (int i = 0; i < PATIENCE_MS && atomic_load(&aio_result) == -2 &&
 			!(atomic_load(&aio_tid) && adaptive_worker_in_futex(atomic_load(&aio_tid)));
-	     i++)
+	     i++) {
+		hold_foreground(true);
 		usleep(1000);
+	}
 	return t;
 }
 
@@ -748,6 +765,7 @@ static int async_mode(void)
 		return test_fail("%s: %m", path);
 	unlink(path);
 	pin_cap_one();
+	hold_foreground(true);
 	low_gate_set_cap(&region->gate, 2, 0);
 	/* One slot of the two taken, as by a low I/O in flight (this thread is no low one). */
 	mine = low_gate_enter(&region->gate, getpid(), (pid_t)syscall(SYS_gettid), 0);
@@ -765,8 +783,10 @@ static int async_mode(void)
 	   for microseconds, so one look in a few may miss). */
 	usleep(100000);
 	waited = false;
-	for (int i = 0; i < 20 && !waited; i++)
+	for (int i = 0; i < 20 && !waited; i++) {
+		hold_foreground(true);
 		waited = adaptive_worker_in_futex(atomic_load(&aio_tid));
+	}
 	waited = waited && atomic_load(&aio_result) == -2;
 	EXPECT(waited, "a low io_submit of 2 did not wait at cap 2 with 1 slot taken (it "
 	       "returned %ld): a submission of N holds no slots", atomic_load(&aio_result));
@@ -783,6 +803,7 @@ static int async_mode(void)
 	       "%u slots still taken after the submissions returned",
 	       atomic_load(&region->gate.inflight));
 	low_gate_set_cap(&region->gate, LOW_GATE_UNLIMITED, 0);
+	hold_foreground(false);
 	close(aio_fd);
 	return test_result();
 }

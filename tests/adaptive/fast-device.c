@@ -19,22 +19,31 @@
  *           2-CPU machine, whichever is larger; the two taken in alternate blocks of 50
  *           reads, and once more if they disagree). Before gap filling, every write went
  *           at its bound: writes = cut short.
- * Usage: adaptive-fast-device SHIM_PRELOAD device|gap; the worker is this program with
- * "worker MODE DEVICE [DEVICE]".
+ *   push:   as device, but the writer's 64 KiB writes are buffered, to a file of an ext4 on
+ *           B (IOTIER_WRITEBACK=64k): the shim pushes each write back, and the push passes
+ *           the gate. Before the push asked its own device, it asked every one, and every
+ *           push of B waited while the foreground read only A.
+ *   aio:    as device, but each write is one iocb through io_submit (syscall(), as libaio
+ *           makes it), reaped before the next. Before, a submission asked every device.
+ * Usage: adaptive-fast-device SHIM_PRELOAD device|gap|push|aio; the worker is this program
+ * with "worker MODE DEVICE [DEVICE [FILE]]".
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/aio_abi.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "adaptive_worker.h"
 #include "cleanup.h"
 #include "loopdev.h"
+#include "scratch_fs.h"
 #include "test_env.h"
 
 #define READ_SIZE 4096u
@@ -48,6 +57,8 @@
 static struct adaptive_region *region;
 static int read_fd[2] = { -1, -1 }, write_fd = -1;
 static uint32_t write_size;
+static enum { WRITE_DIRECT, WRITE_PUSHED, WRITE_AIO } write_how;
+static aio_context_t aio_ctx;
 static _Atomic int stop_writer, writer_on = 1, writer_paused;
 static _Atomic uint64_t writes_done, writes_waited;
 
@@ -71,6 +82,33 @@ static uint64_t gap_fills(void)
 	return region->layout >= 10 ? atomic_load(&region->gap_fills) : 0;
 }
 
+/* One aio write of @n bytes at @off, submitted and reaped: the bytes written, or -1. */
+static ssize_t aio_pwrite(const char *buf, size_t n, off_t off)
+{
+	struct iocb cb = { .aio_lio_opcode = IOCB_CMD_PWRITE, .aio_fildes = (uint32_t)write_fd,
+			   .aio_buf = (uint64_t)(uintptr_t)buf, .aio_nbytes = n,
+			   .aio_offset = off };
+	struct iocb *ios[1] = { &cb };
+	struct io_event ev;
+
+	if (syscall(SYS_io_submit, aio_ctx, 1L, ios) != 1 ||
+	    syscall(SYS_io_getevents, aio_ctx, 1L, 1L, &ev, NULL) != 1)
+		return -1;
+	return (ssize_t)ev.res;
+}
+
+/*
+ * One of the writer's writes, as its mode makes it: to B's second half, or a pushed file's
+ * first 32 MiB.
+ */
+static ssize_t write_one(const char *buf, uint64_t off)
+{
+	if (write_how == WRITE_AIO)
+		return aio_pwrite(buf, write_size, (off_t)(SPAN / 2 + off));
+	return pwrite(write_fd, buf, write_size,
+		      (off_t)(write_how == WRITE_PUSHED ? off : SPAN / 2 + off));
+}
+
 static void *writer(void *arg)
 {
 	char *buf = arg;
@@ -87,8 +125,7 @@ static void *writer(void *arg)
 		}
 		atomic_store(&writer_paused, 0);
 		waits = gate_waits(); /* it is the only low thread: a change is its own wait */
-		if (!EXPECT(pwrite(write_fd, buf, write_size, (off_t)(SPAN / 2 + off)) ==
-			    (ssize_t)write_size, "bg-writer: pwrite: %m"))
+		if (!EXPECT(write_one(buf, off) == (ssize_t)write_size, "bg-writer: write: %m"))
 			break;
 		if (gate_waits() != waits)
 			atomic_fetch_add(&writes_waited, 1);
@@ -143,7 +180,7 @@ static void read_for(int d, uint64_t ns, char *buf, uint64_t *writes, uint64_t *
 
 static void mode_device(char *buf)
 {
-	uint64_t writes, waited;
+	uint64_t writes, waited, pushes = atomic_load(&region->pushes);
 
 	if (!read_until_held(0, buf))
 		return;
@@ -155,6 +192,8 @@ static void mode_device(char *buf)
 	       "foreground read A", (unsigned long long)writes);
 	EXPECT(waited * 100 <= writes, "%llu of %llu writes of B waited at the gate while the "
 	       "foreground read only A", (unsigned long long)waited, (unsigned long long)writes);
+	EXPECT(write_how != WRITE_PUSHED || atomic_load(&region->pushes) > pushes,
+	       "the writes were not pushed through the gate");
 	read_for(1, 2000000, buf, &writes, &waited);
 	read_for(1, PHASE_NS, buf, &writes, &waited);
 	fprintf(stderr, "reading B, writing B: %llu writes, %llu waited at the gate\n",
@@ -275,7 +314,19 @@ static void mode_gap(char *buf)
 
 /* ---- the worker, under the shim ---------------------------------------------------- */
 
-static int worker(const char *mode, const char *a, const char *b)
+/* The writer's fd and how it writes, by @mode; @file: the pushed file, on @b's ext4. */
+static int open_writer(const char *mode, const char *file)
+{
+	write_how = !strcmp(mode, "push") ? WRITE_PUSHED : !strcmp(mode, "aio") ? WRITE_AIO
+										 : WRITE_DIRECT;
+	if (write_how == WRITE_PUSHED)
+		return file ? open(file, O_RDWR | O_CREAT | O_TRUNC, 0600) : -1;
+	if (write_how == WRITE_AIO && syscall(SYS_io_setup, 4, &aio_ctx) < 0)
+		return -1;
+	return strcmp(mode, "gap") ? read_fd[1] : read_fd[0];
+}
+
+static int worker(const char *mode, const char *a, const char *b, const char *file)
 {
 	bool gap = !strcmp(mode, "gap");
 	char *rbuf, *wbuf;
@@ -290,8 +341,8 @@ static int worker(const char *mode, const char *a, const char *b)
 	write_size = gap ? 16u << 10 : MAX_WRITE;
 	read_fd[0] = open(a, O_RDWR | O_DIRECT);
 	read_fd[1] = b ? open(b, O_RDWR | O_DIRECT) : read_fd[0];
-	write_fd = gap ? read_fd[0] : read_fd[1];
-	if (read_fd[0] < 0 || read_fd[1] < 0 || posix_memalign((void **)&rbuf, 4096, READ_SIZE) ||
+	if (read_fd[0] < 0 || read_fd[1] < 0 || (write_fd = open_writer(mode, file)) < 0 ||
+	    posix_memalign((void **)&rbuf, 4096, READ_SIZE) ||
 	    posix_memalign((void **)&wbuf, 4096, MAX_WRITE)) {
 		perror("worker");
 		return T_EXIT_FAIL;
@@ -311,6 +362,7 @@ static int worker(const char *mode, const char *a, const char *b)
 /* ---- the orchestrator ------------------------------------------------------------- */
 
 static struct loopdev devs[2] = { { .index = -1 }, { .index = -1 } };
+static struct scratch_fs fs = { .dev = { .index = -1 } }; /* push: B, with an ext4 */
 
 static void destroy_loopdev(void *arg)
 {
@@ -330,36 +382,73 @@ static int make_dev(struct loopdev *dev)
 	return ret;
 }
 
-int main(int argc, char **argv)
+/* Device B of push mode: an ext4 over tmpfs; 0, or the test's exit status. */
+static int make_fs(void)
 {
-	static char gate_wait[] = "IOTIER_GATE_WAIT=100ms";
-	char *const gap_env[] = { gate_wait, NULL };
-	bool gap;
-	int ret;
+	static const char *const mkfs_args[] = { "-E", "lazy_itable_init=0,lazy_journal_init=0",
+						 NULL };
+	const struct scratch_fs_opts opts = {
+		.bytes = SPAN, .backing_dir = "/dev/shm", .scheduler = "mq-deadline",
+		.nr_requests = 4, .type = "ext4", .mkfs_args = mkfs_args,
+		.mnt = "/tmp/iotier-fast-push.XXXXXX",
+	};
 
-	if (argc >= 4 && !strcmp(argv[1], "worker"))
-		return worker(argv[2], argv[3], argc > 4 ? argv[4] : NULL);
-	if (argc != 3 || (strcmp(argv[2], "device") && strcmp(argv[2], "gap"))) {
-		fprintf(stderr, "usage: adaptive-fast-device SHIM_PRELOAD device|gap\n");
-		return T_EXIT_FAIL;
-	}
-	gap = !strcmp(argv[2], "gap");
-	if (geteuid() != 0)
-		return test_skip("needs root for a loop device");
-	if (adaptive_worker_kill_on_exit() < 0)
-		return T_EXIT_FAIL;
-	for (int i = 0; i < (gap ? 1 : 2); i++) {
+	return scratch_fs_create(&fs, &opts);
+}
+
+/* The devices of @mode, made: 0, or the test's exit status. */
+static int make_devices(const char *mode)
+{
+	int n = strcmp(mode, "gap") ? 2 : 1, ret;
+
+	for (int i = 0; i < n; i++) {
+		if (i == 1 && !strcmp(mode, "push"))
+			return make_fs();
 		ret = make_dev(&devs[i]);
 		if (ret == -EPERM || ret == -ENOENT || ret == -ENXIO)
 			return test_skip("cannot create a loop device");
 		if (ret < 0)
 			return T_EXIT_FAIL;
 	}
-	ret = adaptive_worker_run(argv[0], argv[1], "read.p99<=10us", gap ? gap_env : NULL,
-				  gap ? (const char *const[]){ argv[2], devs[0].path, NULL }
-				      : (const char *const[]){ argv[2], devs[0].path, devs[1].path,
-							       NULL });
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static char gate_wait[] = "IOTIER_GATE_WAIT=100ms", writeback[] = "IOTIER_WRITEBACK=64k";
+	char *const gap_env[] = { gate_wait, NULL }, *const push_env[] = { writeback, NULL };
+	char file[sizeof(fs.mnt) + 16];
+	const char *mode, *args[5] = { NULL };
+	int ret;
+
+	if (argc >= 4 && !strcmp(argv[1], "worker"))
+		return worker(argv[2], argv[3], argc > 4 ? argv[4] : NULL,
+			      argc > 5 ? argv[5] : NULL);
+	mode = args[0] = argc == 3 ? argv[2] : "";
+	if (strcmp(mode, "device") && strcmp(mode, "gap") && strcmp(mode, "push") &&
+	    strcmp(mode, "aio")) {
+		fprintf(stderr, "usage: adaptive-fast-device SHIM_PRELOAD device|gap|push|aio\n");
+		return T_EXIT_FAIL;
+	}
+	if (geteuid() != 0)
+		return test_skip("needs root for a loop device");
+	if (adaptive_worker_kill_on_exit() < 0)
+		return T_EXIT_FAIL;
+	ret = make_devices(mode);
+	if (ret)
+		return ret;
+	snprintf(file, sizeof(file), "%s/pushed", fs.mnt);
+	/* Device A; B but in gap mode; push mode's file on B. */
+	args[1] = devs[0].path;
+	args[2] = fs.mounted ? fs.dev.path : devs[1].index >= 0 ? devs[1].path : NULL;
+	args[3] = fs.mounted ? file : NULL;
+	ret = adaptive_worker_run(argv[0], argv[1], "read.p99<=10us",
+				  !strcmp(mode, "gap")    ? gap_env
+				  : !strcmp(mode, "push") ? push_env
+							  : NULL,
+				  args);
 	loopdev_destroy(&devs[0]);
 	loopdev_destroy(&devs[1]);
+	scratch_fs_destroy(&fs);
 	return ret;
 }
