@@ -104,16 +104,6 @@ pid_t adaptive_worker_start_child(const char *self, const char *how, const char 
 	return pid;
 }
 
-bool adaptive_worker_seen_in_futex(pid_t tid, unsigned ms)
-{
-	for (unsigned i = 0; i <= ms * 10; i++) {
-		if (adaptive_worker_in_futex(tid))
-			return true;
-		usleep(100);
-	}
-	return false;
-}
-
 static void kill_worker(void *arg)
 {
 	(void)arg;

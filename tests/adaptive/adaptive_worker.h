@@ -34,13 +34,6 @@ uint64_t adaptive_worker_noted(struct adaptive_region *r);
 /* Is thread @tid of this process in the futex syscall right now? */
 bool adaptive_worker_in_futex(pid_t tid);
 
-/*
- * Is it seen there within @ms (looked at every 100 us)? A held waiter sleeps in slices that
- * can be 1 ms while a read is in flight (it wakes when the fast path would open), so one
- * look can land between two sleeps.
- */
-bool adaptive_worker_seen_in_futex(pid_t tid, unsigned ms);
-
 /* Does adaptive_view_read copy @r whole (its seqlock even, every field sane)? */
 bool adaptive_worker_view_readable(struct adaptive_region *r);
 
