@@ -5,6 +5,8 @@
  * (the fastest read there is, so a thread notes as often as it possibly can, far more often
  * than any device answers) and times each with two CLOCK_MONOTONIC reads, as the shim does.
  * The time then goes to:
+ *   bare     nowhere, and the read is not timed either: the pread alone, the baseline of
+ *            the others (fast minus bare is all a noted foreground read pays here);
  *   none     nowhere: the cost of the timing alone;
  *   shared   one histogram for all threads, one atomic add on a line every thread writes
  *            (all these reads land in the same bucket): the region's first design;
@@ -17,7 +19,7 @@
  *            which every high thread reading that device writes).
  * Prints ns of thread CPU time per call, the median over the threads of the median of
  * blocks: shared minus private is what contention adds per noted read.
- * usage: note-cost [--threads T] [--calls N] [--mode none|shared|cpu|private|fast]
+ * usage: note-cost [--threads T] [--calls N] [--mode bare|none|shared|cpu|private|fast]
  */
 #include <fcntl.h>
 #include <getopt.h>
@@ -35,8 +37,8 @@
 #define BLOCK_CALLS 20000
 #define MAX_THREADS 64
 
-enum mode { MODE_NONE, MODE_SHARED, MODE_CPU, MODE_PRIVATE, MODE_FAST };
-static const char *const mode_names[] = { "none", "shared", "cpu", "private", "fast" };
+enum mode { MODE_NONE, MODE_SHARED, MODE_CPU, MODE_PRIVATE, MODE_FAST, MODE_BARE };
+static const char *const mode_names[] = { "none", "shared", "cpu", "private", "fast", "bare" };
 
 static _Atomic uint32_t shared_hist[HIST_NR_BUCKETS];
 
@@ -74,7 +76,14 @@ static void *reader(void *arg)
 		uint64_t cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 
 		for (long i = 0; i < BLOCK_CALLS; i++) {
-			uint64_t t0 = clock_ns(CLOCK_MONOTONIC), ns;
+			uint64_t t0, ns;
+
+			if (mode == MODE_BARE) {
+				if (pread(w->fd, &c, 1, i & (FILE_BYTES - 1)) != 1)
+					abort();
+				continue;
+			}
+			t0 = clock_ns(CLOCK_MONOTONIC);
 
 			if (mode == MODE_FAST)
 				adaptive_region_fg_begin(region, 0, t0);
@@ -126,7 +135,7 @@ static int parse(int argc, char **argv, long *threads)
 	}
 	if (opt != -1 || optind != argc || *threads < 1 || *threads > MAX_THREADS || calls < 1) {
 		fprintf(stderr, "usage: note-cost [--threads 1..%d] [--calls N] "
-			"[--mode none|shared|cpu|private|fast]\n", MAX_THREADS);
+			"[--mode bare|none|shared|cpu|private|fast]\n", MAX_THREADS);
 		return -1;
 	}
 	return 0;

@@ -40,7 +40,19 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stddef.h>
 #include <sys/types.h>
+
+/* glibc 2.35's rseq registration, where the compiler can find the thread pointer. */
+#if defined(__has_include) && defined(__has_builtin)
+#if __has_include(<sys/rseq.h>) && __has_builtin(__builtin_thread_pointer)
+#include <sys/rseq.h>
+#define ADAPTIVE_HAVE_RSEQ 1
+#endif
+#endif
+#ifndef ADAPTIVE_HAVE_RSEQ
+#define ADAPTIVE_HAVE_RSEQ 0
+#endif
 
 #include "adaptive.h"
 #include "debt_log.h"
@@ -364,15 +376,34 @@ static inline void adaptive_region_note_read_at(struct adaptive_region *r, uint3
 }
 
 /*
- * A high-tier read took @ns: noted in this CPU's slot. sched_getcpu reads the CPU from
- * the thread's rseq area (glibc 2.35 and later) or the vDSO, no syscall; errno as it was.
+ * The CPU this thread runs on, for a histogram slot (a stale answer only costs a shared
+ * line): read straight from the thread's rseq area where glibc registered one (2.35 and
+ * later: <sys/rseq.h>'s __rseq_offset from the thread pointer, a load, no call and no
+ * errno), else sched_getcpu (the vDSO, no syscall), errno as it was.
  */
+static inline uint32_t adaptive_this_cpu(void)
+{
+	int saved, cpu;
+
+#if ADAPTIVE_HAVE_RSEQ
+	if (__builtin_expect(__rseq_size >= 8, 1)) {
+		cpu = *(volatile int32_t *)((char *)__builtin_thread_pointer() + __rseq_offset +
+					     offsetof(struct rseq, cpu_id));
+		/* -1: not registered yet, -2: registration failed */
+		if (__builtin_expect(cpu >= 0, 1))
+			return (uint32_t)cpu;
+	}
+#endif
+	saved = errno;
+	cpu = sched_getcpu();
+	errno = saved;
+	return (uint32_t)cpu;
+}
+
+/* A high-tier read took @ns: noted in this CPU's slot. errno as it was. */
 static inline void adaptive_region_note_read(struct adaptive_region *r, uint64_t ns)
 {
-	int saved = errno, cpu = sched_getcpu();
-
-	errno = saved;
-	adaptive_region_note_read_at(r, (uint32_t)cpu, ns);
+	adaptive_region_note_read_at(r, adaptive_this_cpu(), ns);
 }
 
 /*

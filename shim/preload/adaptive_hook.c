@@ -481,14 +481,29 @@ ssize_t adaptive_write(int fd, const void *buf, size_t n)
 	return low_io(&call, (char *)buf, n, -1);
 }
 
-/* Storage and regular files only: a pipe, a socket or a tty says nothing about the disk. */
-static struct adaptive_timing timing_begin(int fd)
+/*
+ * Storage and regular files only: a pipe, a socket or a tty says nothing about the disk.
+ * Once the fd's kind and device slot are known (after its first timed read), both come from
+ * one load of its entry, with no call and no errno to keep; before that, kind_of and
+ * dev_slot find and keep them.
+ */
+static inline __attribute__((always_inline)) struct adaptive_timing timing_begin(int fd)
 {
-	struct adaptive_timing t = { .kind = kind_of(fd) };
+	uint32_t flags = (unsigned)fd < PATH_FD_MAX
+				 ? atomic_load_explicit(&fd_paths[fd].flags, memory_order_acquire)
+				 : FD_KIND_OTHER;
+	struct adaptive_timing t = { .kind = flags & FD_KIND_MASK };
 
+	if (likely(t.kind != FD_KIND_UNKNOWN && (flags & FD_DEV_MASK))) {
+		t.dev = ((flags & FD_DEV_MASK) >> FD_DEV_SHIFT) - 1; /* as dev_slot decodes it */
+	} else {
+		t.kind = kind_of(fd);
+		if (t.kind != FD_KIND_STORAGE && t.kind != FD_KIND_FILE)
+			return t;
+		t.dev = dev_slot(fd);
+	}
 	if (t.kind == FD_KIND_STORAGE || t.kind == FD_KIND_FILE) {
 		t.start = now_ns();
-		t.dev = dev_slot(fd);
 		adaptive_region_fg_begin(adaptive_on, t.dev, t.start); /* the fast path: in flight */
 	}
 	return t;
@@ -509,7 +524,8 @@ struct adaptive_timing adaptive_read_begin(int fd)
  * way the window means. A buffered read under the floor was a page-cache hit: counting
  * those would bury the device's latency under memory copies.
  */
-void adaptive_read_end(struct adaptive_timing t, ssize_t ret)
+static inline __attribute__((always_inline)) void read_end(struct adaptive_timing t,
+							   ssize_t ret)
 {
 	uint64_t end, ns;
 
@@ -531,21 +547,35 @@ void adaptive_read_end(struct adaptive_timing t, ssize_t ret)
 	/* No step here: the foreground's path is these atomics (low threads step). */
 }
 
-ssize_t adaptive_pread(int fd, void *buf, size_t n, off_t off)
+void adaptive_read_end(struct adaptive_timing t, ssize_t ret)
+{
+	read_end(t, ret);
+}
+
+/*
+ * A low or an urgent thread's pread: out of line, so that a high thread's timed read (the
+ * common case, and the one whose cost is the foreground's) keeps a small frame.
+ */
+static __attribute__((noinline)) ssize_t other_pread(int fd, void *buf, size_t n, off_t off)
 {
 	struct low_call call = { .fd = fd, .op = OP_PREAD };
-	struct adaptive_timing t;
-	ssize_t ret;
 
 	if (self_is_gated())
 		return low_io(&call, buf, n, off);
-	if (self_is_urgent()) {
-		adaptive_urgent_io(); /* a flush's read */
-		return REAL(pread)(fd, buf, n, off);
-	}
+	adaptive_urgent_io(); /* a flush's read */
+	return REAL(pread)(fd, buf, n, off);
+}
+
+ssize_t adaptive_pread(int fd, void *buf, size_t n, off_t off)
+{
+	struct adaptive_timing t;
+	ssize_t ret;
+
+	if (unlikely(!self_is_foreground()))
+		return other_pread(fd, buf, n, off);
 	t = timing_begin(fd);
 	ret = REAL(pread)(fd, buf, n, off);
-	adaptive_read_end(t, ret);
+	read_end(t, ret);
 	return ret;
 }
 

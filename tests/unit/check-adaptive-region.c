@@ -9,10 +9,12 @@
  * STEPPER_LEASE_NS and leaves the seqlock even; the memfd cannot be truncated; an unsealed
  * handover is refused; a region with garbage in its fields is "no target" with one warning,
  * and never hangs a low thread. The table of files the foreground writes is the tree's.
- * An urgent thread's I/O, counted in a child, voids the baseline probe under way.
+ * An urgent thread's I/O, counted in a child, voids the baseline probe under way. A read is
+ * noted in its CPU's slot, errno kept.
  */
 #include <check.h>
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -284,6 +286,40 @@ START_TEST(test_slots_summed_per_window)
 	ck_assert_uint_eq(r->ctl.level, ADAPTIVE_LEVEL_FULL - 1);
 	ck_assert_uint_eq(atomic_load(&r->hist[3].count[hist_bucket(SLOW)]), 0);
 	ck_assert_uint_eq(atomic_load(&r->hist[4].count[hist_bucket(SLOW)]), 0);
+}
+END_TEST
+
+/*
+ * A read is noted in the slot of the CPU its thread runs on, read from the rseq area where
+ * glibc has one (adaptive_this_cpu), and errno is kept: pinned to each CPU it may use in
+ * turn, this thread's reads land in that CPU's slot. A wrong field of the rseq area (or a
+ * constant) would put the reads of every CPU but one in the wrong slot.
+ */
+START_TEST(test_noted_on_own_cpu)
+{
+	cpu_set_t allowed, one;
+	int tried = 0;
+
+	ck_assert_int_eq(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+	for (int cpu = 0; cpu < CPU_SETSIZE && tried < 4; cpu++) {
+		uint32_t slot = (uint32_t)cpu % ADAPTIVE_HIST_SLOTS, before;
+
+		if (!CPU_ISSET(cpu, &allowed))
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		ck_assert_int_eq(sched_setaffinity(0, sizeof(one), &one), 0);
+		ck_assert_int_eq(sched_getcpu(), cpu);
+		ck_assert_uint_eq(adaptive_this_cpu(), (uint32_t)cpu);
+		before = atomic_load(&r->hist[slot].count[hist_bucket(SLOW)]);
+		errno = EXDEV;
+		adaptive_region_note_read(r, SLOW);
+		ck_assert_int_eq(errno, EXDEV);
+		ck_assert_uint_eq(atomic_load(&r->hist[slot].count[hist_bucket(SLOW)]), before + 1);
+		tried++;
+	}
+	ck_assert_int_eq(sched_setaffinity(0, sizeof(allowed), &allowed), 0);
+	ck_assert_int_gt(tried, 0);
 }
 END_TEST
 
@@ -638,6 +674,7 @@ int main(void)
 	tcase_add_test(tc, test_low_counters_reach_controller);
 	tcase_add_test(tc, test_stale_stepper_taken_over);
 	tcase_add_test(tc, test_slots_summed_per_window);
+	tcase_add_test(tc, test_noted_on_own_cpu);
 	tcase_add_test(tc, test_held_waiters_step);
 	tcase_add_test(tc, test_killed_mid_step);
 	tcase_add_test(tc, test_stopped_mid_step);
