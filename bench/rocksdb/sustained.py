@@ -389,10 +389,10 @@ def wstar_bracket(probes):
     return (max(held) if held else None), f
 
 
-def wstar_next(probes, start=8 << 20, lo=1 << 20, hi=128 << 20, tol=0.2, most=8):
+def wstar_next(probes, start=8 << 20, lo=1 << 18, hi=128 << 20, tol=0.2, most=8):
     """The next writer rate (bytes/s) of the W* search, or None when it is done. probes:
     [(rate, held)]. From start, doubling while it holds up to hi, halving while it fails
-    down to lo; then bisection until the bracket is within tol of its lower end (two steps
+    down to lo (1/4 MiB/s: on the sata preset untagged and idle both failed at 1, issue 22); then bisection until the bracket is within tol of its lower end (two steps
     from a factor of 2), at most `most` probes in all. Rates are whole 1/4 MiB/s."""
     if len(probes) >= most:
         return None
@@ -479,7 +479,7 @@ def wstar_section(w, labels):
          f"its P99 alone in at least {HOLD_SHARE:.0%} of the {INTERVAL_S} s intervals, with the "
          f"writer stalled at most {STALL_MAX:g}% of the phase and L0 bounded (its least-squares "
          f"slope at most {L0_BOUND:g} files per minute). Search over fixed `--rate`s: from 8 MiB/s, "
-         "doubling while it holds (to 128) or halving while it fails (to 1), then bisection "
+         "doubling while it holds (to 128) or halving while it fails (to 1/4), then bisection "
          "until the bracket is within 20%. Alone's P99, every probe's reference: "
          + (f"{w['alone_p99']:.0f} µs" if w.get("alone_p99") else "not measured")
          + (f"; measured again after the search: {w['alone_p99_end']:.0f} µs "

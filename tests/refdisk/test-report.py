@@ -397,9 +397,11 @@ class Intervals(unittest.TestCase):
         # doubling to the first failure, then bisection to within 20%
         self.assertEqual(search(20 * mib), ([8, 16, 32, 24, 20], 20))
         self.assertEqual(search(3 * mib), ([8, 4, 2, 3, 3.5], 3))
-        # the top of the range holds: 128; nothing holds down to 1 MiB/s: 0
+        # the top of the range holds: 128; nothing holds down to 1/4 MiB/s: 0
         self.assertEqual(search(500 * mib), ([8, 16, 32, 64, 128], 128))
-        self.assertEqual(search(0), ([8, 4, 2, 1], 0))
+        self.assertEqual(search(0), ([8, 4, 2, 1, 0.5, 0.25], 0))
+        # below 1 MiB/s, in quarter MiB/s steps
+        self.assertEqual(search(0.5 * mib), ([8, 4, 2, 1, 0.5, 0.75], 0.5))
         # noise: 12 failed but 14 held: the bracket stays under the lowest failure
         probes = [(8 * mib, True), (16 * mib, False), (12 * mib, False), (14 * mib, True)]
         self.assertEqual(sustained.wstar_bracket(probes), (8 * mib, 12 * mib))
