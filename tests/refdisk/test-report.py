@@ -498,6 +498,7 @@ class IntervalReport(unittest.TestCase):
         write(os.path.join(w, "wstar", "low", "probes.jsonl"), json.dumps(old) + "\n" + json.dumps(new) + "\n")
         out = report(w)
         self.assertIn("resumed across runs (bench/run --wstar-resume)", out)
+        self.assertIn("every probe's reference: each probe's own run's", out)
         self.assertIn("(900, 1100 µs)", out)
         self.assertIn("| 8 | 100% | 0.0% | +0.00 | 900 | held |", out)
         self.assertIn("| 16 | 50% | 0.0% | +0.00 | 1100 | failed: P99 <= 2x alone in 50%", out)
