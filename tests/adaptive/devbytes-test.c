@@ -779,13 +779,16 @@ static int async_mode(void)
 	       atomic_load(&aio_result));
 	/* Two do not: it waits until the test's slot is released. */
 	t = submit_async(2);
-	/* Asleep: still not returned 100 ms on, seen in futex (it polls: between two sleeps
-	   for microseconds, so one look in a few may miss). */
+	/* Asleep: still not returned 100 ms on, and seen in futex within 100 ms more (it polls
+	   every 1 ms, and between two sleeps it may run or wait for a CPU: on a busy machine,
+	   the suite's other tests running, 20 looks in a row missed it once). */
 	usleep(100000);
 	waited = false;
-	for (int i = 0; i < 20 && !waited; i++) {
+	for (int i = 0; i < 200 && !waited; i++) {
 		hold_foreground(true);
 		waited = adaptive_worker_in_futex(atomic_load(&aio_tid));
+		if (!waited)
+			usleep(500);
 	}
 	waited = waited && atomic_load(&aio_result) == -2;
 	EXPECT(waited, "a low io_submit of 2 did not wait at cap 2 with 1 slot taken (it "
