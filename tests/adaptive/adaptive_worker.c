@@ -46,7 +46,7 @@ uint64_t adaptive_worker_noted(struct adaptive_region *r)
 	return n;
 }
 
-bool adaptive_worker_in_futex(pid_t tid)
+long adaptive_worker_thread_syscall(pid_t tid)
 {
 	char path[64];
 	long nr = -1;
@@ -55,11 +55,16 @@ bool adaptive_worker_in_futex(pid_t tid)
 	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
 	f = fopen(path, "re");
 	if (!f)
-		return false;
+		return -1;
 	if (fscanf(f, "%ld", &nr) != 1)
 		nr = -1;
 	fclose(f);
-	return nr == SYS_futex;
+	return nr;
+}
+
+bool adaptive_worker_in_futex(pid_t tid)
+{
+	return adaptive_worker_thread_syscall(tid) == SYS_futex;
 }
 
 bool adaptive_worker_view_readable(struct adaptive_region *r)

@@ -31,6 +31,9 @@ struct adaptive_region *adaptive_worker_region_or_fail(void);
 /* The high tier's reads noted into @r's current window, summed over every CPU slot. */
 uint64_t adaptive_worker_noted(struct adaptive_region *r);
 
+/* The syscall thread @tid of this process is in right now, -1 if none or unknown. */
+long adaptive_worker_thread_syscall(pid_t tid);
+
 /* Is thread @tid of this process in the futex syscall right now? */
 bool adaptive_worker_in_futex(pid_t tid);
 
