@@ -72,8 +72,9 @@
  * width (6.25%) does not move the target.
  *
  * Cut, climb, hysteresis (cut, climb_after_good, judge_idle).
- *  - A missed window: one level down (half the bytes in flight), as blk-iolatency halves its
- *    depth; halving converges in log steps.
+ *  - A missed window: down log2 of how far it missed, at least one level (a level halves
+ *    the bytes in flight, as blk-iolatency halves its depth; levels_to_cut): 28x alone
+ *    under 2x, most reads over, cuts four levels in one window; a few spikes, one.
  *  - A climb: after climb_windows (4) windows without a miss, one level up, if the streak as
  *    a whole kept to half the allowance. Summed over the streak, one slow read among a
  *    thousand does not stop a climb, while a level that only just meets the target is held,
@@ -501,10 +502,45 @@ static void reset_streak(struct adaptive *c)
 	c->streak_reads = c->streak_excess = 0;
 }
 
-/* One step down; back to where the reader last did fine if a release overshot. */
-static void cut(struct adaptive *c)
+/* floor(log2(@ratio)), at most a full ladder. */
+static uint32_t halvings(uint64_t ratio)
 {
-	uint32_t next = c->level ? c->level - 1 : 0;
+	uint32_t n = 0;
+
+	while (ratio >= 2 && n < ADAPTIVE_LEVEL_FULL) {
+		ratio /= 2;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * How many levels a miss cuts: a read waits behind the low tier's bytes in flight, and a
+ * level halves them, so a window whose percentile is 27 allowances over alone needs about
+ * log2(27) halvings, not 27 windows of one (from full under a steady reader, one level a
+ * window spent most of a 6 s matrix run above its target). Both must be far over: the
+ * percentile's excess over the allowance (over the baseline for a relative target) and the
+ * share of reads over the target against the share allowed. A window that misses by a few
+ * outside spikes has a percentile on a spike but barely more slow reads than allowed: one
+ * level, as before. floor, not round: never more than halving predicts; the next window
+ * cuts the rest.
+ */
+static uint32_t levels_to_cut(const struct adaptive *c, const uint32_t *hist, uint64_t excess,
+			      uint64_t allowed)
+{
+	uint64_t seen = adaptive_hist_percentile(hist, c->target.permille);
+	uint64_t base = c->baseline_ns < c->target_ns ? c->baseline_ns : 0;
+	uint32_t deep = halvings(seen > base ? (seen - base) / (c->target_ns - base) : 0);
+	uint32_t broad = halvings(allowed ? excess / allowed : 0);
+	uint32_t n = deep < broad ? deep : broad;
+
+	return n ? n : 1;
+}
+
+/* @n levels down; back to where the reader last did fine if a release overshot. */
+static void cut(struct adaptive *c, uint32_t n)
+{
+	uint32_t next = c->level > n ? c->level - n : 0;
 
 	c->misses++;
 	if (c->l0_floor && c->level <= c->l0_floor) {
@@ -590,7 +626,7 @@ static void judge_reads(struct adaptive *c, uint64_t reads, const struct adaptiv
 		if (floor_set && c->rate < 2 * c->p.floor_rate && w->low_limited)
 			c->floor_lifts++; /* halving would take the low tier under its floor */
 		else
-			cut(c);
+			cut(c, levels_to_cut(c, w->hist, excess, allowed));
 	} else {
 		climb_after_good(c, reads, excess);
 	}

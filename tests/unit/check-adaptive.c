@@ -251,7 +251,7 @@ static void feed(uint64_t lat_ns, uint32_t reads, enum adaptive_debt debt)
 }
 
 #define GOOD 100000 /* 100 us against a 1 ms target */
-#define BAD 5000000 /* 5 ms */
+#define BAD 1500000 /* 1.5 ms: a miss by less than twice the target, one level */
 
 /* @n missed windows in a row under a 1 ms target, from full: n steps down, to 0 at most. */
 static void start_and_miss(int n)
@@ -302,14 +302,48 @@ START_TEST(test_cut_and_hysteresis)
 }
 END_TEST
 
+/* A miss cuts log2 of its excess: one level a window took 9 windows from full to 3. */
+START_TEST(test_cut_in_proportion)
+{
+	start("read.p99<=1ms");
+	feed(5 * MS, 300, ADAPTIVE_DEBT_NONE); /* 5x the target: two halvings */
+	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL - 2);
+	feed(28 * MS, 300, ADAPTIVE_DEBT_NONE); /* 28x: four */
+	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL - 6);
+	feed(10 * SEC, 300, ADAPTIVE_DEBT_NONE); /* far over: to held, never under it */
+	ck_assert_uint_eq(c.level, 0);
+	/* A few reads far over, the rest fine: a percentile on a spike, one level. */
+	start("read.p99<=1ms");
+	{
+		static struct adaptive_window w;
+
+		w.hist[hist_bucket(GOOD)] = 294;
+		w.hist[hist_bucket(28 * MS)] = 6; /* 2%: twice the 1% allowed */
+		w.low_limited = 1;
+		now = c.deadline_ns;
+		adaptive_step(&c, now, &w);
+	}
+	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL - 1);
+	/* Relative: the excess is over the baseline. 400 us alone, 2x: 800 us. */
+	start("read.p99<=2x");
+	c.baseline_ns = 400000;
+	c.target_ns = 800000;
+	c.next_probe_ns = 3600 * SEC; /* judged windows, no probe in between */
+	feed(11200000, 300, ADAPTIVE_DEBT_NONE); /* 27 allowances over alone: four */
+	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL - 4);
+	feed(1000000, 300, ADAPTIVE_DEBT_NONE); /* 1.5 allowances: one */
+	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL - 5);
+}
+END_TEST
+
 START_TEST(test_min_samples_and_window)
 {
 	start("read.p99<=10ms");
 	ck_assert_uint_eq(c.deadline_ns - c.window_start_ns, 160 * MS); /* 16 x target */
-	feed(BAD * 4, 10, ADAPTIVE_DEBT_NONE); /* too few reads for a P99: wait for more */
+	feed(15 * MS, 10, ADAPTIVE_DEBT_NONE); /* too few reads for a P99: wait for more */
 	ck_assert_uint_eq(c.windows, 0);
 	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL);
-	feed(BAD * 4, 190, ADAPTIVE_DEBT_NONE); /* 200 in all: judged, a miss */
+	feed(15 * MS, 190, ADAPTIVE_DEBT_NONE); /* 200 in all: judged, a miss */
 	ck_assert_uint_eq(c.windows, 1);
 	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL - 1);
 }
@@ -693,6 +727,7 @@ int main(void)
 	tcase_add_checked_fixture(rules, setup, NULL);
 	tcase_add_test(rules, test_ladder);
 	tcase_add_test(rules, test_cut_and_hysteresis);
+	tcase_add_test(rules, test_cut_in_proportion);
 	tcase_add_test(rules, test_min_samples_and_window);
 	tcase_add_test(rules, test_idle_release_and_resume);
 	tcase_add_test(rules, test_stray_reads_release);
