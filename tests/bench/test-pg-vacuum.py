@@ -5,7 +5,9 @@
 # window, failed ones left out, medians over rounds, the ratios to alone and untagged, the
 # goal's verdicts, its section replaced in place in BENCHMARKS.md; issue 22: the P99 of
 # every 10 s interval of a window, the share of intervals in which the goal held, the
-# reader's wait events tabled per variant), and bad flags: one line, exit 2, nothing created.
+# reader's wait events tabled per variant; --also-build's adaptive@LABEL, another build's
+# controller, a row of its own right after adaptive in every table and verdict, named by its
+# build's commit), and bad flags: one line, exit 2, nothing created.
 # Usage: test-pg-vacuum.py BENCH_DIR
 import json
 import os
@@ -75,7 +77,8 @@ class Report(unittest.TestCase):
 
     def canned(self, work):
         with open(os.path.join(work, "meta.json"), "w") as f:
-            json.dump({"started": "x", "reps": 2}, f)
+            json.dump({"started": "x", "reps": 2, "commit": "11ae8d9", "also_build_label": "base",
+                       "also_build_dir": "/work/base/build", "also_build_commit": "v0.9-3-gdeadbee"}, f)
         base = list(range(1, 1001))  # alone: P50 500 µs, P99 990 µs
         # alone, two rounds: the warm-up's slow reads must not count
         write_run(work, "alone.1", base, win(), before=[10**6] * 50)
@@ -92,12 +95,20 @@ class Report(unittest.TestCase):
             f.write(f"NOTICE:  {T0 + 6} IO:DataFileRead IO:DataFileRead\n")
         # adaptive: P99 1980 (1.33x), VACUUM 20 s (1.82x): met, with failed transactions ignored
         write_run(work, "adaptive.1", [x * 2 for x in base], win(T0 + 5, T0 + 25), failed=20)
+        # adaptive@base, the other build: P99 2970 (2.00x), VACUUM 15 s (1.36x): missed; its
+        # first 10 s (the lower two thirds of the latencies) held the goal, the last 5 s not;
+        # the reader waited on the WAL lock in 2 of its 3 samples
+        write_run(work, "adaptive@base.1", [x * 3 for x in base], win(T0 + 5, T0 + 20))
+        with open(os.path.join(work, "runs", "adaptive@base.1", "waits"), "w") as f:
+            f.write(f"NOTICE:  {T0 + 6} LWLock:WALWrite\nNOTICE:  {T0 + 7} LWLock:WALWrite\n"
+                    f"NOTICE:  {T0 + 8} IO:DataFileRead\n")
         # low: P99 1.33x but VACUUM 30 s and it outlived the reader (ended at 40)
         write_run(work, "low.1", [x * 2 for x in base], dict(win(T0 + 5, T0 + 35, end=T0 + 30), vacuum_cancelled=True))
         # low-rate: P99 fine, VACUUM 3x: missed
         write_run(work, "low-rate.1", base, win(T0 + 5, T0 + 38))
         # not a variant, and a run without its window: both ignored
         os.makedirs(os.path.join(work, "runs", "bogus.1"))
+        write_run(work, "adaptive@.1", base, win(T0 + 5, T0 + 20))
         os.makedirs(os.path.join(work, "runs", "alone.3"))
 
     def test_summary_and_verdicts(self):
@@ -146,6 +157,44 @@ class Report(unittest.TestCase):
             self.assertIn("in 25% of its samples (LWLock:WALWrite 100%)", pgvr.obstacles(s["untagged"])[0])
             self.assertIn("| 11.0 s | 1.00× |", text)
 
+    def test_other_build(self):
+        # --also-build's adaptive@base: judged against the same alone and untagged as adaptive
+        with tempfile.TemporaryDirectory() as work:
+            self.canned(work)
+            meta, runs = pgvr.load(work)
+            self.assertNotIn("adaptive@", runs)
+            self.assertEqual(len(runs["adaptive@base"]), 1)
+            s = pgvr.summarize(runs)
+            o = s["adaptive@base"]
+            self.assertEqual(o["p99_us"], 2970)
+            self.assertAlmostEqual(o["p99_x"], 2970 / 1485)
+            self.assertAlmostEqual(o["vacuum_x"], 15 / 11)
+            self.assertEqual(len(o["interval_p99s"]), 2)
+            self.assertEqual(o["intervals_held"], 0.5)
+            self.assertEqual(pgvr.verdict(o)[0], "missed")
+            self.assertEqual(pgvr.variant_order(s),
+                             ["alone", "untagged", "low", "low-rate", "adaptive", "adaptive@base"])
+            L = pgvr.render(meta, s)
+            text = "\n".join(L)
+            # every table: the row right after adaptive's
+            rows = [line for line in L if line.startswith("| adaptive")]
+            self.assertEqual(len(rows), 6, rows)
+            self.assertEqual([r.split(" |")[0] for r in rows], ["| adaptive", "| adaptive@base"] * 3)
+            # the main table names both builds
+            self.assertIn("| adaptive@base | as adaptive, with the iotier and libiotier.so of the build `base` "
+                          "(commit `v0.9-3-gdeadbee`, `/work/base/build`) | 1.50 ms | 2.97 ms | 2.00× |", text)
+            self.assertIn("; this tree's build (commit `11ae8d9`) |", text)
+            self.assertIn("| 15.0 s | 1.36× |", text)
+            # the 10 s intervals, the wait events, the verdict
+            self.assertIn("| adaptive@base | 2 | 50% | 2.01× |", text)
+            self.assertIn("| adaptive@base | 3 | 67% | 33% | 0% |", text)
+            self.assertIn("- **adaptive@base** (the goal: a target, build `base` (commit `v0.9-3-gdeadbee`, "
+                          "`/work/base/build`)): **missed**: P99 2.00x alone (> 1.5x), VACUUM 1.36x untagged", text)
+            self.assertLess(text.index("- **adaptive**"), text.index("- **adaptive@base**"))
+            self.assertLess(text.index("- **adaptive@base**"), text.index("- **low-rate**"))
+            # without the script's meta, the label alone
+            self.assertEqual(pgvr.build_name({}, "adaptive@new"), "`new`")
+
     def test_interval_p99s(self):
         # a 30 s window: 100 transactions of 1..100 µs in the first 10 s (P99 99), 98 of
         # 500 and 2 of 5000 in the next (P99 5000), 10 in the last (too few: not judged);
@@ -191,14 +240,14 @@ class Report(unittest.TestCase):
             self.canned(work)
             md = os.path.join(work, "B.md")
             with open(md, "w") as f:
-                f.write("# Benchmarks\n\n## A\n\na\n\n" + pgvr.HEADING + "\n\nold\n\n## C\n\nc\n")
+                f.write("# Benchmarks\n\n## A\n\na\n\n" + pgvr.HEADING + "\n\nthe old section\n\n## C\n\nc\n")
             for _ in range(2):  # twice: the second run replaces the first
                 subprocess.run([sys.executable, os.path.join(BENCH, "pg-vacuum-report.py"), work,
                                 "--write", md], check=True, capture_output=True)
             with open(md) as f:
                 out = f.read()
             self.assertEqual(out.count(pgvr.HEADING), 1)
-            self.assertNotIn("old", out)
+            self.assertNotIn("the old section", out)
             self.assertTrue(out.startswith("# Benchmarks\n\n## A\n\na\n\n" + pgvr.HEADING))
             self.assertTrue(out.endswith("\n## C\n\nc\n"))
             self.assertIn("**met**", out)
