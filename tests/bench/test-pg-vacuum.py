@@ -7,7 +7,9 @@
 # every 10 s interval of a window, the share of intervals in which the goal held, the
 # reader's wait events tabled per variant; --also-build's adaptive@LABEL, another build's
 # controller, a row of its own right after adaptive in every table and verdict, named by its
-# build's commit), and bad flags: one line, exit 2, nothing created.
+# build's commit), and bad flags: one line, exit 2, nothing created (--also-build's too: a bad
+# LABEL, a BUILDDIR not built, a second --also-build, IOTIER_SHIM set; and --only takes
+# adaptive@LABEL).
 # Usage: test-pg-vacuum.py BENCH_DIR
 import json
 import os
@@ -259,23 +261,66 @@ class Flags(unittest.TestCase):
            ["--only", "alone,nosuch"], ["--disk", "floppy"], ["--disk", "ref:nosuch"],
            ["--workdir", "/nonexistent/iotier"], ["--clients", "1.5"]]
 
+    def refused(self, args, env=None):
+        """Run pg-vacuum with bad args: exit 2, one line, nothing started; its stderr."""
+        with tempfile.TemporaryDirectory() as parent:
+            extra = [] if "--workdir" in args else ["--workdir", parent]
+            p = subprocess.run([os.path.join(BENCH, "pg-vacuum")] + extra + args,
+                               capture_output=True, text=True, timeout=60, env=env)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertEqual(p.stdout, "")
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+            self.assertTrue(p.stderr.startswith("bench/postgres/pg-vacuum: "), p.stderr)
+            self.assertEqual(os.listdir(parent), [])  # nothing started
+            return p.stderr
+
     def test_bad_flags_exit_2(self):
         for args in self.BAD:
-            with self.subTest(args=args), tempfile.TemporaryDirectory() as parent:
-                extra = [] if "--workdir" in args else ["--workdir", parent]
-                p = subprocess.run([os.path.join(BENCH, "pg-vacuum")] + extra + args,
-                                   capture_output=True, text=True, timeout=60)
-                self.assertEqual(p.returncode, 2, p.stderr)
-                self.assertEqual(p.stdout, "")
-                self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
-                self.assertTrue(p.stderr.startswith("bench/postgres/pg-vacuum: "), p.stderr)
-                self.assertEqual(os.listdir(parent), [])  # nothing started
+            with self.subTest(args=args):
+                self.refused(args)
+
+    @staticmethod
+    def fake_build(d, shim=True):
+        """A BUILDDIR as far as the argument checks look: an executable tools/iotier (one
+        that refuses to run, should a check let it through) and the shim beside it."""
+        os.makedirs(os.path.join(d, "tools"))
+        with open(os.path.join(d, "tools", "iotier"), "w") as f:
+            f.write("#!/bin/sh\nexit 1\n")
+        os.chmod(os.path.join(d, "tools", "iotier"), 0o755)
+        if shim:
+            os.makedirs(os.path.join(d, "shim"))
+            open(os.path.join(d, "shim", "libiotier.so.0"), "w").close()
+
+    def test_also_build_refused(self):
+        with tempfile.TemporaryDirectory() as b, tempfile.TemporaryDirectory() as noshim:
+            self.fake_build(b)
+            self.fake_build(noshim, shim=False)
+            cases = [
+                (["--also-build", f"b@d={b}"], f"--also-build 'b@d={b}': want LABEL=BUILDDIR"),
+                (["--also-build", b], "want LABEL=BUILDDIR"),
+                (["--also-build", "old="], "want LABEL=BUILDDIR"),
+                (["--also-build", "old=/nonexistent/iotier"], "/nonexistent/iotier/tools/iotier is not built"),
+                (["--also-build", f"old={noshim}"], f"{noshim}/shim/libiotier.so.0 is not built"),
+                (["--also-build", f"old={b}", "--also-build", f"new={b}"],
+                 "only one --also-build (already 'old')"),
+                (["--only", "adaptive@old"], "unknown variant 'adaptive@old'"),
+                (["--also-build", f"old={b}", "--only", "adaptive@new"], "unknown variant 'adaptive@new'"),
+                # accepted, with the variant in --only: only the --workdir after it is refused
+                (["--also-build", f"old_2={b}", "--only", "adaptive,adaptive@old_2", "--workdir",
+                  "/nonexistent/iotier"], "--workdir '/nonexistent/iotier' is not a directory"),
+            ]
+            for args, want in cases:
+                with self.subTest(args=args):
+                    self.assertIn(want, self.refused(args))
+            err = self.refused(["--also-build", f"old={b}"], env=dict(os.environ, IOTIER_SHIM="/x/libiotier.so"))
+            self.assertIn("IOTIER_SHIM is set", err)
 
     def test_help(self):
         p = subprocess.run([os.path.join(BENCH, "pg-vacuum"), "--help"],
                            capture_output=True, text=True, timeout=60)
         self.assertEqual(p.returncode, 0)
-        self.assertIn("variants: alone untagged low low-rate adaptive", p.stdout)
+        self.assertIn("variants: alone untagged low low-rate adaptive (and adaptive@LABEL with --also-build)", p.stdout)
+        self.assertIn("--also-build LABEL=BUILDDIR", p.stdout)
 
 
 if __name__ == "__main__":
