@@ -15,6 +15,10 @@ per-transaction logs: pgbench's --aggregate-interval log has per interval only t
 the sum and sum of squares, the minimum and the maximum of the latencies, no percentile.
 The reader's wait events, sampled five times a second, are tabled per variant.
 
+With --also-build LABEL=BUILDDIR the run has one more variant, adaptive@LABEL: the adaptive
+one with another build's iotier. It is a row of its own in every table and verdict, right
+after adaptive, named by that build's commit (meta.json's also_build_*).
+
 usage: pg-vacuum-report.py WORK [--write PAGE.md]
 """
 import argparse
@@ -22,6 +26,7 @@ import glob
 import json
 import math
 import os
+import re
 import statistics
 import sys
 
@@ -42,6 +47,35 @@ VARIANTS = {
     "low-rate": "as low, and the low tier capped in bytes/s (`--low-rate`)",
     "adaptive": "the same rule under a latency target (`--target`; the class is the shim's choice, see Checks)",
 }
+# --also-build's variant: adaptive with another build's iotier
+OTHER_BUILD = re.compile(r"adaptive@[A-Za-z0-9_-]+")
+
+
+def is_variant(vid):
+    return vid in VARIANTS or OTHER_BUILD.fullmatch(vid) is not None
+
+
+def variant_order(s):
+    """The variants of s in the report's order: VARIANTS', each other build's adaptive
+    right after adaptive."""
+    out = []
+    for vid in VARIANTS:
+        if vid in s:
+            out.append(vid)
+        if vid == "adaptive":
+            out += sorted(v for v in s if OTHER_BUILD.fullmatch(v))
+    return out
+
+
+def build_name(meta, vid):
+    """Which build an adaptive@LABEL variant ran: `LABEL` and, when the script could tell,
+    its commit (git describe) and directory."""
+    label = vid.partition("@")[2]
+    if meta.get("also_build_label") != label:
+        return f"`{label}`"
+    bits = ([f"commit `{meta['also_build_commit']}`"] if meta.get("also_build_commit") else []) + (
+        [f"`{meta['also_build_dir']}`"] if meta.get("also_build_dir") else [])
+    return f"`{label}`" + (f" ({', '.join(bits)})" if bits else "")
 
 
 def percentile(xs, p):
@@ -156,7 +190,7 @@ def load(work):
     runs = {}
     for d in sorted(glob.glob(os.path.join(work, "runs", "*.*"))):
         variant, _, rep = os.path.basename(d).rpartition(".")
-        if variant not in VARIANTS or not os.path.exists(os.path.join(d, "window.json")):
+        if not is_variant(variant) or not os.path.exists(os.path.join(d, "window.json")):
             continue
         runs.setdefault(variant, []).append(run_stats(d, variant))
     return meta, runs
@@ -251,11 +285,10 @@ def interval_table(s):
          f"of fewer than {MIN_INTERVAL_TX} transactions, a window's tail, not judged), against "
          f"{P99_GOAL}× the P99 alone; every round's intervals together.", "",
          f"| variant | intervals | P99 ≤ {P99_GOAL}× alone | worst interval P99 / alone |", "|---|---|---|---|"]
-    for vid in VARIANTS:
-        if vid in s:
-            v = s[vid]
-            held = "—" if v.get("intervals_held") is None else f"{v['intervals_held']:.0%}"
-            L.append(f"| {vid} | {len(v['interval_p99s'])} | {held} | {fmt_x(v.get('worst_interval_x'))} |")
+    for vid in variant_order(s):
+        v = s[vid]
+        held = "—" if v.get("intervals_held") is None else f"{v['intervals_held']:.0%}"
+        L.append(f"| {vid} | {len(v['interval_p99s'])} | {held} | {fmt_x(v.get('worst_interval_x'))} |")
     return L + [""]
 
 
@@ -275,9 +308,7 @@ def waits_table(s, most=6):
          "The reader's backends sampled five times a second in each window (`pg_stat_activity`; "
          "CPU when running), as shares of the samples, every round together.", "",
          "| variant | samples | " + " | ".join(cols) + " | other |", "|---|---|" + "---|" * (len(cols) + 1)]
-    for vid in VARIANTS:
-        if vid not in s:
-            continue
+    for vid in variant_order(s):
         w = s[vid]["waits"]
         n = sum(w.values())
         if not n:
@@ -329,9 +360,12 @@ def render(meta, s):
     what["low-rate"] += f" {meta.get('low_rate', '')}"
     what["adaptive"] += f" `{meta.get('target', '')}`" + (
         f", floor `--low-min-rate {meta['min_rate']}`" if meta.get("min_rate") else "")
-    for vid in VARIANTS:
-        if vid not in s:
-            continue
+    others = [vid for vid in variant_order(s) if OTHER_BUILD.fullmatch(vid)]
+    if others:
+        what["adaptive"] += f"; this tree's build (commit `{meta.get('commit', '?')}`)"
+    for vid in others:
+        what[vid] = f"as adaptive, with the iotier and libiotier.so of the build {build_name(meta, vid)}"
+    for vid in variant_order(s):
         v = s[vid]
         lo, hi = v["p99_range"]
         rng = f" ({fmt_ms(lo)}–{fmt_ms(hi)})" if v["reps"] > 1 and lo is not None else ""
@@ -345,10 +379,13 @@ def render(meta, s):
                  f"{fmt_x(v['p99_x'])} | {tps} | {vac} | {fmt_x(v['vacuum_x']) if vid != 'alone' else '—'} |")
     L += [""] + interval_table(s) + waits_table(s)
     L += [f"### Goal (issue 12): reader P99 ≤ {P99_GOAL}× alone, VACUUM ≤ {VACUUM_GOAL}× untagged", ""]
-    for vid in ("adaptive", "low-rate", "low"):
+    for vid in [v for v in variant_order(s) if v.startswith("adaptive")] + ["low-rate", "low"]:
         if vid in s:
             res, why = verdict(s[vid])
-            L.append(f"- **{vid}**{' (the goal: a target)' if vid == 'adaptive' else ''}: **{res}**: {why}.")
+            note = {"adaptive": " (the goal: a target)"}.get(vid, "")
+            if OTHER_BUILD.fullmatch(vid):
+                note = f" (the goal: a target, build {build_name(meta, vid)})"
+            L.append(f"- **{vid}**{note}: **{res}**: {why}.")
             if res == "missed":
                 L += [f"  - {o}." for o in obstacles(s[vid])]
     notes = []

@@ -5,7 +5,11 @@
 # window, failed ones left out, medians over rounds, the ratios to alone and untagged, the
 # goal's verdicts, its section replaced in place in BENCHMARKS.md; issue 22: the P99 of
 # every 10 s interval of a window, the share of intervals in which the goal held, the
-# reader's wait events tabled per variant), and bad flags: one line, exit 2, nothing created.
+# reader's wait events tabled per variant; --also-build's adaptive@LABEL, another build's
+# controller, a row of its own right after adaptive in every table and verdict, named by its
+# build's commit), and bad flags: one line, exit 2, nothing created (--also-build's too: a bad
+# LABEL, a BUILDDIR not built, a second --also-build, IOTIER_SHIM set; and --only takes
+# adaptive@LABEL).
 # Usage: test-pg-vacuum.py BENCH_DIR
 import json
 import os
@@ -75,7 +79,8 @@ class Report(unittest.TestCase):
 
     def canned(self, work):
         with open(os.path.join(work, "meta.json"), "w") as f:
-            json.dump({"started": "x", "reps": 2}, f)
+            json.dump({"started": "x", "reps": 2, "commit": "11ae8d9", "also_build_label": "base",
+                       "also_build_dir": "/work/base/build", "also_build_commit": "v0.9-3-gdeadbee"}, f)
         base = list(range(1, 1001))  # alone: P50 500 µs, P99 990 µs
         # alone, two rounds: the warm-up's slow reads must not count
         write_run(work, "alone.1", base, win(), before=[10**6] * 50)
@@ -92,12 +97,20 @@ class Report(unittest.TestCase):
             f.write(f"NOTICE:  {T0 + 6} IO:DataFileRead IO:DataFileRead\n")
         # adaptive: P99 1980 (1.33x), VACUUM 20 s (1.82x): met, with failed transactions ignored
         write_run(work, "adaptive.1", [x * 2 for x in base], win(T0 + 5, T0 + 25), failed=20)
+        # adaptive@base, the other build: P99 2970 (2.00x), VACUUM 15 s (1.36x): missed; its
+        # first 10 s (the lower two thirds of the latencies) held the goal, the last 5 s not;
+        # the reader waited on the WAL lock in 2 of its 3 samples
+        write_run(work, "adaptive@base.1", [x * 3 for x in base], win(T0 + 5, T0 + 20))
+        with open(os.path.join(work, "runs", "adaptive@base.1", "waits"), "w") as f:
+            f.write(f"NOTICE:  {T0 + 6} LWLock:WALWrite\nNOTICE:  {T0 + 7} LWLock:WALWrite\n"
+                    f"NOTICE:  {T0 + 8} IO:DataFileRead\n")
         # low: P99 1.33x but VACUUM 30 s and it outlived the reader (ended at 40)
         write_run(work, "low.1", [x * 2 for x in base], dict(win(T0 + 5, T0 + 35, end=T0 + 30), vacuum_cancelled=True))
         # low-rate: P99 fine, VACUUM 3x: missed
         write_run(work, "low-rate.1", base, win(T0 + 5, T0 + 38))
         # not a variant, and a run without its window: both ignored
         os.makedirs(os.path.join(work, "runs", "bogus.1"))
+        write_run(work, "adaptive@.1", base, win(T0 + 5, T0 + 20))
         os.makedirs(os.path.join(work, "runs", "alone.3"))
 
     def test_summary_and_verdicts(self):
@@ -146,6 +159,44 @@ class Report(unittest.TestCase):
             self.assertIn("in 25% of its samples (LWLock:WALWrite 100%)", pgvr.obstacles(s["untagged"])[0])
             self.assertIn("| 11.0 s | 1.00× |", text)
 
+    def test_other_build(self):
+        # --also-build's adaptive@base: judged against the same alone and untagged as adaptive
+        with tempfile.TemporaryDirectory() as work:
+            self.canned(work)
+            meta, runs = pgvr.load(work)
+            self.assertNotIn("adaptive@", runs)
+            self.assertEqual(len(runs["adaptive@base"]), 1)
+            s = pgvr.summarize(runs)
+            o = s["adaptive@base"]
+            self.assertEqual(o["p99_us"], 2970)
+            self.assertAlmostEqual(o["p99_x"], 2970 / 1485)
+            self.assertAlmostEqual(o["vacuum_x"], 15 / 11)
+            self.assertEqual(len(o["interval_p99s"]), 2)
+            self.assertEqual(o["intervals_held"], 0.5)
+            self.assertEqual(pgvr.verdict(o)[0], "missed")
+            self.assertEqual(pgvr.variant_order(s),
+                             ["alone", "untagged", "low", "low-rate", "adaptive", "adaptive@base"])
+            L = pgvr.render(meta, s)
+            text = "\n".join(L)
+            # every table: the row right after adaptive's
+            rows = [line for line in L if line.startswith("| adaptive")]
+            self.assertEqual(len(rows), 6, rows)
+            self.assertEqual([r.split(" |")[0] for r in rows], ["| adaptive", "| adaptive@base"] * 3)
+            # the main table names both builds
+            self.assertIn("| adaptive@base | as adaptive, with the iotier and libiotier.so of the build `base` "
+                          "(commit `v0.9-3-gdeadbee`, `/work/base/build`) | 1.50 ms | 2.97 ms | 2.00× |", text)
+            self.assertIn("; this tree's build (commit `11ae8d9`) |", text)
+            self.assertIn("| 15.0 s | 1.36× |", text)
+            # the 10 s intervals, the wait events, the verdict
+            self.assertIn("| adaptive@base | 2 | 50% | 2.01× |", text)
+            self.assertIn("| adaptive@base | 3 | 67% | 33% | 0% |", text)
+            self.assertIn("- **adaptive@base** (the goal: a target, build `base` (commit `v0.9-3-gdeadbee`, "
+                          "`/work/base/build`)): **missed**: P99 2.00x alone (> 1.5x), VACUUM 1.36x untagged", text)
+            self.assertLess(text.index("- **adaptive**"), text.index("- **adaptive@base**"))
+            self.assertLess(text.index("- **adaptive@base**"), text.index("- **low-rate**"))
+            # without the script's meta, the label alone
+            self.assertEqual(pgvr.build_name({}, "adaptive@new"), "`new`")
+
     def test_interval_p99s(self):
         # a 30 s window: 100 transactions of 1..100 µs in the first 10 s (P99 99), 98 of
         # 500 and 2 of 5000 in the next (P99 5000), 10 in the last (too few: not judged);
@@ -191,14 +242,14 @@ class Report(unittest.TestCase):
             self.canned(work)
             md = os.path.join(work, "B.md")
             with open(md, "w") as f:
-                f.write("# Benchmarks\n\n## A\n\na\n\n" + pgvr.HEADING + "\n\nold\n\n## C\n\nc\n")
+                f.write("# Benchmarks\n\n## A\n\na\n\n" + pgvr.HEADING + "\n\nthe old section\n\n## C\n\nc\n")
             for _ in range(2):  # twice: the second run replaces the first
                 subprocess.run([sys.executable, os.path.join(BENCH, "pg-vacuum-report.py"), work,
                                 "--write", md], check=True, capture_output=True)
             with open(md) as f:
                 out = f.read()
             self.assertEqual(out.count(pgvr.HEADING), 1)
-            self.assertNotIn("old", out)
+            self.assertNotIn("the old section", out)
             self.assertTrue(out.startswith("# Benchmarks\n\n## A\n\na\n\n" + pgvr.HEADING))
             self.assertTrue(out.endswith("\n## C\n\nc\n"))
             self.assertIn("**met**", out)
@@ -210,23 +261,66 @@ class Flags(unittest.TestCase):
            ["--only", "alone,nosuch"], ["--disk", "floppy"], ["--disk", "ref:nosuch"],
            ["--workdir", "/nonexistent/iotier"], ["--clients", "1.5"]]
 
+    def refused(self, args, env=None):
+        """Run pg-vacuum with bad args: exit 2, one line, nothing started; its stderr."""
+        with tempfile.TemporaryDirectory() as parent:
+            extra = [] if "--workdir" in args else ["--workdir", parent]
+            p = subprocess.run([os.path.join(BENCH, "pg-vacuum")] + extra + args,
+                               capture_output=True, text=True, timeout=60, env=env)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertEqual(p.stdout, "")
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+            self.assertTrue(p.stderr.startswith("bench/postgres/pg-vacuum: "), p.stderr)
+            self.assertEqual(os.listdir(parent), [])  # nothing started
+            return p.stderr
+
     def test_bad_flags_exit_2(self):
         for args in self.BAD:
-            with self.subTest(args=args), tempfile.TemporaryDirectory() as parent:
-                extra = [] if "--workdir" in args else ["--workdir", parent]
-                p = subprocess.run([os.path.join(BENCH, "pg-vacuum")] + extra + args,
-                                   capture_output=True, text=True, timeout=60)
-                self.assertEqual(p.returncode, 2, p.stderr)
-                self.assertEqual(p.stdout, "")
-                self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
-                self.assertTrue(p.stderr.startswith("bench/postgres/pg-vacuum: "), p.stderr)
-                self.assertEqual(os.listdir(parent), [])  # nothing started
+            with self.subTest(args=args):
+                self.refused(args)
+
+    @staticmethod
+    def fake_build(d, shim=True):
+        """A BUILDDIR as far as the argument checks look: an executable tools/iotier (one
+        that refuses to run, should a check let it through) and the shim beside it."""
+        os.makedirs(os.path.join(d, "tools"))
+        with open(os.path.join(d, "tools", "iotier"), "w") as f:
+            f.write("#!/bin/sh\nexit 1\n")
+        os.chmod(os.path.join(d, "tools", "iotier"), 0o755)
+        if shim:
+            os.makedirs(os.path.join(d, "shim"))
+            open(os.path.join(d, "shim", "libiotier.so.0"), "w").close()
+
+    def test_also_build_refused(self):
+        with tempfile.TemporaryDirectory() as b, tempfile.TemporaryDirectory() as noshim:
+            self.fake_build(b)
+            self.fake_build(noshim, shim=False)
+            cases = [
+                (["--also-build", f"b@d={b}"], f"--also-build 'b@d={b}': want LABEL=BUILDDIR"),
+                (["--also-build", b], "want LABEL=BUILDDIR"),
+                (["--also-build", "old="], "want LABEL=BUILDDIR"),
+                (["--also-build", "old=/nonexistent/iotier"], "/nonexistent/iotier/tools/iotier is not built"),
+                (["--also-build", f"old={noshim}"], f"{noshim}/shim/libiotier.so.0 is not built"),
+                (["--also-build", f"old={b}", "--also-build", f"new={b}"],
+                 "only one --also-build (already 'old')"),
+                (["--only", "adaptive@old"], "unknown variant 'adaptive@old'"),
+                (["--also-build", f"old={b}", "--only", "adaptive@new"], "unknown variant 'adaptive@new'"),
+                # accepted, with the variant in --only: only the --workdir after it is refused
+                (["--also-build", f"old_2={b}", "--only", "adaptive,adaptive@old_2", "--workdir",
+                  "/nonexistent/iotier"], "--workdir '/nonexistent/iotier' is not a directory"),
+            ]
+            for args, want in cases:
+                with self.subTest(args=args):
+                    self.assertIn(want, self.refused(args))
+            err = self.refused(["--also-build", f"old={b}"], env=dict(os.environ, IOTIER_SHIM="/x/libiotier.so"))
+            self.assertIn("IOTIER_SHIM is set", err)
 
     def test_help(self):
         p = subprocess.run([os.path.join(BENCH, "pg-vacuum"), "--help"],
                            capture_output=True, text=True, timeout=60)
         self.assertEqual(p.returncode, 0)
-        self.assertIn("variants: alone untagged low low-rate adaptive", p.stdout)
+        self.assertIn("variants: alone untagged low low-rate adaptive (and adaptive@LABEL with --also-build)", p.stdout)
+        self.assertIn("--also-build LABEL=BUILDDIR", p.stdout)
 
 
 if __name__ == "__main__":
