@@ -71,10 +71,27 @@
  * that holds the target counts in proportion to its part above the target, so the bucket
  * width (6.25%) does not move the target.
  *
- * Cut, climb, hysteresis (cut, climb_after_good, judge_idle).
+ * Looks: a window is not only judged at its end. Every look_ns (10 ms) the low thread that
+ * finds a look due steps, and a window whose reads over the target already exceed what its
+ * expected reads allow (look_early, expected_reads: a certain miss, had every read still to
+ * come been fast) is judged then, as a window of its expected reads. A tier at full under a
+ * QD1 reader at 6 ms a read shows its miss within about 50 ms (idle_reads reads); judged only
+ * at the end, the window ran on to its 200 reads, up to 400 ms, every read over the target,
+ * and the matrix's steady cell spent its first 2 s above it (docs/bench). A relative target's
+ * first probe also starts at the first look with a reader, not after a window at full. A
+ * good window is still judged at its end: looks only bring misses forward, the verdict is
+ * the same the end would give. The cost: a step every 10 ms on a low thread's path.
+ *
+ * Cut, climb, hysteresis (cut, cut_at_least, climb_after_good, judge_idle).
  *  - A missed window: down log2 of how far it missed, at least one level (a level halves
  *    the bytes in flight, as blk-iolatency halves its depth; levels_to_cut): 28x alone
  *    under 2x, most reads over, cuts four levels in one window; a few spikes, one.
+ *  - A search on deep misses (twice over or more by both measures): a second one in a row
+ *    halves the level at least, and one above the highest level that held since (good_level)
+ *    goes at least half way back to it. A level need not halve the delay (a device that
+ *    serves large requests in parts: on the reference disk levels 8 to 4 all gave ~1 ms), so
+ *    log2 alone walked down one level a window. A search never holds the tier, and a lone
+ *    shallow miss at level 1 stays there (outside spikes; held, the climb back is slowest).
  *  - A climb: after climb_windows (4) windows without a miss, one level up, if the streak as
  *    a whole kept to half the allowance. Summed over the streak, one slow read among a
  *    thousand does not stop a climb, while a level that only just meets the target is held,
@@ -250,6 +267,7 @@ void adaptive_params_default(struct adaptive_params *p)
 	p->probe_retry_ns = 5 * NS_PER_SEC;
 	p->probe_warmup_ns = 2 * NS_PER_SEC;
 	p->probe_min_reads = 200;        /* a p99 from fewer is a maximum */
+	p->look_ns = 10000000;           /* 10 ms: a tenth of the shortest window */
 }
 
 void adaptive_level_limits(uint32_t level, uint32_t *cap, uint32_t *chunk)
@@ -362,11 +380,30 @@ static uint64_t probe_min_reads(const struct adaptive *c)
 	return n > c->p.probe_min_reads ? n : c->p.probe_min_reads;
 }
 
+/*
+ * The next step: a running window is looked at every look_ns before its end (a certain
+ * miss is cut at once, adaptive_step); a probe's phases have nothing to look for early.
+ */
+static void next_look(struct adaptive *c, uint64_t now_ns)
+{
+	uint64_t look = now_ns + c->p.look_ns;
+
+	c->deadline_ns = c->phase == PHASE_RUN && look < c->window_end_ns ? look : c->window_end_ns;
+}
+
 static void start_window(struct adaptive *c, uint64_t now_ns, uint64_t len)
 {
 	memset(&c->pending, 0, sizeof(c->pending));
 	c->window_start_ns = now_ns;
-	c->deadline_ns = now_ns + len;
+	c->window_end_ns = now_ns + len;
+	next_look(c, now_ns);
+}
+
+/* A window too short of reads to judge runs on for @len more. */
+static void extend_window(struct adaptive *c, uint64_t now_ns, uint64_t len)
+{
+	c->window_end_ns = now_ns + len;
+	next_look(c, now_ns);
 }
 
 void adaptive_init(struct adaptive *c, const struct adaptive_params *p,
@@ -376,7 +413,7 @@ void adaptive_init(struct adaptive *c, const struct adaptive_params *p,
 	c->p = *p;
 	c->target = *t;
 	c->target_ns = t->relative ? 0 : t->latency_ns;
-	c->miss_level = c->resume_level = c->debt_level = NONE;
+	c->miss_level = c->resume_level = c->debt_level = c->good_level = NONE;
 	c->next_probe_ns = now_ns; /* the first baseline as soon as the reader shows up */
 	c->last_step_ns = now_ns;
 	set_level(c, ADAPTIVE_LEVEL_FULL);
@@ -523,25 +560,65 @@ static uint32_t halvings(uint64_t ratio)
  * share of reads over the target against the share allowed. A window that misses by a few
  * outside spikes has a percentile on a spike but barely more slow reads than allowed: one
  * level, as before. floor, not round: never more than halving predicts; the next window
- * cuts the rest.
+ * cuts the rest. 0 is a shallow miss (under twice over by one measure): cut() makes it one.
  */
-static uint32_t levels_to_cut(const struct adaptive *c, const uint32_t *hist, uint64_t excess,
-			      uint64_t allowed)
+static uint32_t levels_to_cut(const struct adaptive *c, const uint32_t *hist, uint64_t reads,
+			      uint64_t expect, uint64_t excess, uint64_t allowed)
 {
-	uint64_t seen = adaptive_hist_percentile(hist, c->target.permille);
+	/*
+	 * Judged early, the window holds @reads of the @expect it would have: the percentile
+	 * is taken at the same rank from the top (the 3rd slowest of 30 for a p99 of 300),
+	 * not at the same fraction, which would be the slowest read of the 30.
+	 */
+	uint64_t tail = (uint64_t)(1000 - c->target.permille) * expect / reads;
+	uint64_t seen = adaptive_hist_percentile(hist, tail < 1000 ? 1000 - (uint32_t)tail : 0);
 	uint64_t base = c->baseline_ns < c->target_ns ? c->baseline_ns : 0;
 	uint32_t deep = halvings(seen > base ? (seen - base) / (c->target_ns - base) : 0);
 	uint32_t broad = halvings(allowed ? excess / allowed : 0);
-	uint32_t n = deep < broad ? deep : broad;
 
-	return n ? n : 1;
+	return deep < broad ? deep : broad;
+}
+
+/*
+ * At least how many levels a deep miss cuts (@deep: twice over or more by both of
+ * levels_to_cut's measures), whatever its size said: a second deep miss in a row means the
+ * cut before was too small (a level need not halve the delay: a device that serves large
+ * requests in parts, or a delay set by depth rather than size), so from there the level is
+ * at least halved, a search rather than a walk (from full to the level that holds in three
+ * or four looks, where one level a window took nine windows); and a deep miss above a level
+ * that held goes at least half way back to it. The cost of cutting too far is a climb back,
+ * paid by the background; of cutting too little, another miss, paid by the reader. A
+ * shallow miss (outside spikes, a level just over) cuts what it says, one level: searching
+ * on those would sink the tier under every burst of noise. Nor does a lone shallow miss at
+ * the lowest level hold the tier: a burst of outside spikes does that to a reader the low
+ * tier barely touches, and the climb back from held is the slowest (hysteresis); a second
+ * miss in a row there does hold.
+ */
+static uint32_t cut_at_least(struct adaptive *c, bool deep)
+{
+	uint32_t n = 0;
+
+	if (c->good_level != NONE && c->good_level >= c->level)
+		c->good_level = NONE; /* it held there once, not now: no longer evidence */
+	if (!deep)
+		return c->level == 1 && !c->miss_run ? 0 : 1;
+	if (c->deep_run)
+		n = c->level - c->level / 2;
+	if (c->good_level != NONE && c->level - (c->level + c->good_level) / 2 > n)
+		n = c->level - (c->level + c->good_level) / 2;
+	/* Holding is for a miss whose own size asks for it (levels_to_cut), never a search's. */
+	return n < c->level ? n : c->level ? c->level - 1 : 1;
 }
 
 /* @n levels down; back to where the reader last did fine if a release overshot. */
 static void cut(struct adaptive *c, uint32_t n)
 {
-	uint32_t next = c->level > n ? c->level - n : 0;
+	uint32_t next, least = cut_at_least(c, n != 0);
 
+	c->deep_run = n ? c->deep_run + 1 : 0;
+	c->miss_run++;
+	n = n ? (n > least ? n : least) : least;
+	next = c->level > n ? c->level - n : 0;
 	c->misses++;
 	if (c->l0_floor && c->level <= c->l0_floor) {
 		/*
@@ -577,6 +654,9 @@ static void climb_after_good(struct adaptive *c, uint64_t reads, uint64_t excess
 {
 	uint32_t need = c->p.climb_windows;
 
+	c->miss_run = c->deep_run = 0;
+	if (c->good_level == NONE || c->level > c->good_level)
+		c->good_level = c->level;
 	if (c->level + 1 == c->miss_level)
 		need *= c->backoff;
 	c->streak_reads += reads;
@@ -595,6 +675,7 @@ static void climb_after_good(struct adaptive *c, uint64_t reads, uint64_t excess
 static void judge_idle(struct adaptive *c)
 {
 	reset_streak(c);
+	c->miss_run = c->deep_run = 0;
 	if (++c->idle_streak >= c->p.idle_windows && c->level < ADAPTIVE_LEVEL_FULL) {
 		c->resume_level = c->level;
 		c->miss_level = NONE;
@@ -609,11 +690,12 @@ static void judge_idle(struct adaptive *c)
  * Anything else counts towards a climb (climb_after_good). The floor and the debt signal
  * overrule both.
  */
-static void judge_reads(struct adaptive *c, uint64_t reads, const struct adaptive_window *w)
+static void judge_reads(struct adaptive *c, uint64_t reads, uint64_t expect,
+			const struct adaptive_window *w)
 {
 	uint64_t over = adaptive_hist_over(w->hist, c->target_ns) * 1000; /* thousandths of a read */
-	uint64_t allowed = reads * (1000 - c->target.permille);
-	uint64_t alone = reads * c->alone_permille;
+	uint64_t allowed = expect * (1000 - c->target.permille);
+	uint64_t alone = expect * c->alone_permille;
 	uint64_t excess = over > alone ? over - alone : 0;
 	bool floor_set = c->p.floor_rate != 0;
 
@@ -626,7 +708,7 @@ static void judge_reads(struct adaptive *c, uint64_t reads, const struct adaptiv
 		if (floor_set && c->rate < 2 * c->p.floor_rate && w->low_limited)
 			c->floor_lifts++; /* halving would take the low tier under its floor */
 		else
-			cut(c, levels_to_cut(c, w->hist, excess, allowed));
+			cut(c, levels_to_cut(c, w->hist, reads, expect, excess, allowed));
 	} else {
 		climb_after_good(c, reads, excess);
 	}
@@ -643,6 +725,7 @@ static void judge_debt(struct adaptive *c, enum adaptive_debt debt)
 {
 	c->debt_lifts++;
 	reset_streak(c);
+	c->miss_run = c->deep_run = 0;
 	if (c->debt_level == NONE)
 		c->debt_level = c->level;
 	set_level(c, debt == ADAPTIVE_DEBT_STOP ? ADAPTIVE_LEVEL_FULL : c->level + 1);
@@ -663,7 +746,11 @@ static uint64_t reader_reads(const struct adaptive *c, const struct adaptive_win
 	return reads < c->p.idle_reads ? 0 : reads;
 }
 
-static void judge_window(struct adaptive *c, uint64_t now_ns)
+/*
+ * Judge the window, at its end or at a look (@expect: the reads it would have had by its
+ * end; @reads otherwise).
+ */
+static void judge_window(struct adaptive *c, uint64_t now_ns, uint64_t expect)
 {
 	const struct adaptive_window *w = &c->pending;
 	uint64_t reads = reader_reads(c, w);
@@ -679,7 +766,7 @@ static void judge_window(struct adaptive *c, uint64_t now_ns)
 	} else {
 		c->idle_streak = 0;
 		if (judged)
-			judge_reads(c, reads, w);
+			judge_reads(c, reads, expect > reads ? expect : reads, w);
 	}
 	if (!w->debt)
 		c->debt_level = NONE;
@@ -718,7 +805,7 @@ static bool params_sane(const struct adaptive_params *p)
 	       IN(p->probe_drain_ns, 1000000, HOUR_NS) &&
 	       IN(p->probe_measure_ns, 1000000, HOUR_NS) &&
 	       IN(p->probe_retry_ns, 1000000, HOUR_NS) && IN(p->probe_warmup_ns, 1000000, HOUR_NS) &&
-	       p->probe_min_reads <= 1000000;
+	       p->probe_min_reads <= 1000000 && IN(p->look_ns, 100000, HOUR_NS);
 }
 
 /* Times are set from a step's now plus at most a window or a probe period. */
@@ -727,6 +814,7 @@ static bool times_sane(const struct adaptive *c, uint64_t now_ns)
 	uint64_t horizon = now_ns + 24 * HOUR_NS;
 
 	return c->window_start_ns <= horizon && c->deadline_ns <= horizon &&
+	       c->window_end_ns <= horizon &&
 	       c->last_step_ns <= horizon && c->next_probe_ns <= horizon;
 }
 
@@ -742,7 +830,8 @@ bool adaptive_sane(const struct adaptive *c, uint64_t now_ns, const char **why)
 		*why = "its controller's parameters are out of range";
 	else if (c->level > ADAPTIVE_LEVEL_FULL || c->run_level > ADAPTIVE_LEVEL_FULL ||
 		 !LEVEL_OR_NONE(c->miss_level) || !LEVEL_OR_NONE(c->resume_level) ||
-		 !LEVEL_OR_NONE(c->debt_level) || c->l0_floor > ADAPTIVE_LEVEL_FULL ||
+		 !LEVEL_OR_NONE(c->debt_level) || !LEVEL_OR_NONE(c->good_level) ||
+		 c->miss_run > 1000000 || c->deep_run > 1000000 || c->l0_floor > ADAPTIVE_LEVEL_FULL ||
 		 c->phase > PHASE_PROBE_MEASURE ||
 		 c->backoff > 65536 || c->pending.debt > ADAPTIVE_DEBT_STOP || c->released > 1)
 		*why = "its controller's level or phase is out of range";
@@ -759,10 +848,52 @@ void adaptive_repair(struct adaptive *c)
 	set_level(c, c->level);
 }
 
+/*
+ * The reads a window that has @reads after @elapsed will have when judged, at this rate:
+ * at its end, or at the end of the half windows it is extended by until it has min_samples
+ * (adaptive_step), so that a look counts against the same number a window's end would.
+ */
+static uint64_t expected_reads(const struct adaptive *c, uint64_t reads, uint64_t elapsed)
+{
+	uint64_t len = window_len(c), end = len, last = len * c->p.window_max_mult;
+	uint64_t expect = (uint64_t)((unsigned __int128)reads * end / elapsed);
+
+	for (; expect < min_samples(c) && end < last; end += len / 2)
+		expect = (uint64_t)((unsigned __int128)reads * (end + len / 2) / elapsed);
+	return expect > reads ? expect : reads;
+}
+
+/*
+ * A look before the window's end (look_ns): is there already something to act on? 0: no,
+ * look again; otherwise judge now, as a window of that many reads (judge_window's @expect).
+ *  - A certain miss: more reads over the target than the window could allow, had every read
+ *    still to come been fast. Its reads are counted as the window's expected total
+ *    (expected_reads), so a look cuts no sooner than the window's end would, only earlier: under a tier at full a reader at 6 ms a read
+ *    shows three reads over the target within 20 ms, where a window of 200 reads took up to
+ *    400 ms to come to the same verdict, all of it over the target.
+ *  - The first baseline of a relative target: a reader has shown up, so probe now, not at
+ *    the end of a window spent at full with nothing to judge it by.
+ * Either needs idle_reads reads: fewer are stray reads, as at a window's end.
+ */
+static uint64_t look_early(const struct adaptive *c, uint64_t now_ns, uint64_t elapsed)
+{
+	const uint32_t *hist = c->pending.hist;
+	uint64_t reads = adaptive_hist_count(hist), expect, over;
+
+	if (reads < c->p.idle_reads || c->pending.debt || !elapsed)
+		return 0;
+	if (!c->target_ns)
+		return c->target.relative && now_ns >= c->next_probe_ns &&
+		       c->l0_floor < ADAPTIVE_LEVEL_FULL ? reads : 0;
+	expect = expected_reads(c, reads, elapsed);
+	over = adaptive_hist_over(hist, c->target_ns) * 1000;
+	return over > expect * (1000 - c->target.permille + c->alone_permille) ? expect : 0;
+}
+
 void adaptive_step(struct adaptive *c, uint64_t now_ns, const struct adaptive_window *w)
 {
-	uint64_t elapsed;
-	uint64_t reads;
+	uint64_t elapsed, expect = 0;
+	uint64_t reads, misses;
 
 	if (now_ns < c->last_step_ns)
 		now_ns = c->last_step_ns; /* a caller's clock never runs backwards here */
@@ -779,6 +910,13 @@ void adaptive_step(struct adaptive *c, uint64_t now_ns, const struct adaptive_wi
 	if (now_ns < c->deadline_ns)
 		return;
 	elapsed = now_ns - c->window_start_ns;
+	if (c->phase == PHASE_RUN && now_ns < c->window_end_ns) {
+		expect = look_early(c, now_ns, elapsed);
+		if (!expect) {
+			next_look(c, now_ns);
+			return;
+		}
+	}
 	c->rate = elapsed ? (uint64_t)((unsigned __int128)c->pending.low_bytes * NS_PER_SEC /
 				       elapsed) : 0;
 	if (c->phase != PHASE_RUN && c->pending.debt) {
@@ -806,7 +944,7 @@ void adaptive_step(struct adaptive *c, uint64_t now_ns, const struct adaptive_wi
 	case PHASE_PROBE_MEASURE:
 		if (adaptive_hist_count(c->pending.hist) < probe_min_reads(c) &&
 		    elapsed < c->p.probe_measure_ns * c->p.window_max_mult) {
-			c->deadline_ns = now_ns + c->p.probe_measure_ns / 2; /* a slow reader */
+			extend_window(c, now_ns, c->p.probe_measure_ns / 2); /* a slow reader */
 			return;
 		}
 		finish_probe(c, now_ns);
@@ -815,10 +953,12 @@ void adaptive_step(struct adaptive *c, uint64_t now_ns, const struct adaptive_wi
 		break;
 	}
 	reads = adaptive_hist_count(c->pending.hist);
-	if (reads && reads < min_samples(c) && !c->pending.debt &&
+	if (!expect && reads && reads < min_samples(c) && !c->pending.debt &&
 	    elapsed < window_len(c) * c->p.window_max_mult) {
-		c->deadline_ns = now_ns + window_len(c) / 2; /* too few reads to judge yet */
+		extend_window(c, now_ns, window_len(c) / 2); /* too few reads to judge yet */
 		return;
 	}
-	judge_window(c, now_ns);
+	misses = c->misses;
+	judge_window(c, now_ns, expect);
+	c->early_misses += expect && c->misses != misses;
 }

@@ -46,6 +46,8 @@ struct adaptive_params {
 	uint64_t probe_retry_ns;   /* after a probe with too few reads */
 	uint64_t probe_warmup_ns;  /* between the first ADAPTIVE_WARMUP_PROBES probes */
 	uint32_t probe_min_reads;  /* a baseline needs max(this, 2 / (1 - pct)) reads */
+	uint64_t look_ns;          /* how often a window is looked at for a certain miss, or a
+				      reader to take the first baseline of, before its end */
 	uint64_t floor_rate;       /* bytes/s below which the low tier is never held (0: none) */
 };
 
@@ -90,11 +92,17 @@ struct adaptive {
 
 	/* Windows. */
 	enum adaptive_phase phase;
-	uint64_t window_start_ns, deadline_ns, last_step_ns;
+	uint64_t window_start_ns, window_end_ns, last_step_ns;
+	uint64_t deadline_ns;       /* the next step: the window's end, or a look before it */
 	struct adaptive_window pending; /* a window still short of min_samples */
 	uint32_t good_streak, idle_streak;
 	uint64_t streak_reads, streak_excess; /* summed over the good streak, judged together */
 	uint32_t miss_level;        /* last level that missed; climbing to it needs hysteresis */
+	uint32_t miss_run;          /* judged windows missed in a row */
+	uint32_t deep_run;          /* ... by twice over or more (levels_to_cut): the cut grows */
+	uint32_t good_level;        /* the highest level a window held at since a miss at or
+				       under it; UINT32_MAX: none yet. A miss above it cuts at
+				       least half way down to it */
 	uint32_t backoff;           /* how many times longer that climb takes */
 	uint32_t resume_level;      /* the level before an idle release or an L0 floor's lift,
 				       to return to on a miss */
@@ -124,6 +132,7 @@ struct adaptive {
 	uint64_t rate;              /* low bytes/s in the last window */
 	uint64_t held_ns;           /* total time at cap 0, probes included */
 	uint64_t windows, misses, probes, floor_lifts, debt_lifts;
+	uint64_t early_misses;      /* misses judged at a look, before the window's end */
 	uint64_t l0_lifts;          /* windows the L0 floor raised the level or refused a cut */
 	uint64_t void_probes;       /* probes voided by urgent threads' I/O */
 };

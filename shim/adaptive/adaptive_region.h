@@ -67,7 +67,7 @@
  * The layout version changes whenever struct adaptive_region does.
  */
 #define ADAPTIVE_REGION_MAGIC 0x444150414954ull /* "TIAPAD": iotier adaptive */
-#define ADAPTIVE_REGION_LAYOUT 10u
+#define ADAPTIVE_REGION_LAYOUT 11u
 
 /*
  * The window's histogram, one per CPU slot, summed by the stepper. With one shared

@@ -92,7 +92,7 @@ static void in_child(uint64_t ns, int n, bool step)
 	ck_assert_int_ge(child, 0);
 	if (child == 0) {
 		note_reads(ns, n);
-		_exit(step && !adaptive_region_maybe_step(r, atomic_load(&r->deadline_ns),
+		_exit(step && !adaptive_region_maybe_step(r, r->ctl.window_end_ns,
 							 getpid(), self_tid()) ? 1 : 0);
 	}
 	ck_assert_int_eq(waitpid(child, &status, 0), child);
@@ -117,7 +117,7 @@ END_TEST
 
 START_TEST(test_shared_across_fork)
 {
-	uint64_t deadline = atomic_load(&r->deadline_ns);
+	uint64_t deadline = r->ctl.window_end_ns;
 
 	ck_assert_uint_eq(atomic_load(&r->gate.cap), LOW_GATE_UNLIMITED);
 	in_child(SLOW, 300, false); /* the child's reads ... */
@@ -140,7 +140,7 @@ END_TEST
 
 START_TEST(test_one_step_per_window)
 {
-	uint64_t deadline = atomic_load(&r->deadline_ns);
+	uint64_t deadline = atomic_load(&r->deadline_ns); /* a look: a certain miss is judged */
 
 	note_reads(SLOW, 300);
 	ck_assert_int_eq(step_at(deadline - 1), 0);
@@ -159,21 +159,32 @@ END_TEST
 /*
  * A window longer than the cap's lease (16 x a 100 ms target: 1.6 s): the cap must hold to
  * the window's end and past it, or the low tier would go at full mid-window while low
- * threads keep calling (they step only once the window is due). Before: lease = step + 1 s.
+ * threads keep calling. Low threads step at every look (10 ms) until the window's end, and
+ * each renews the lease to 1 s past the next look; with no low thread calling it lapses 1 s
+ * after the last, and the next low call steps before it is admitted. Before: lease = step +
+ * 1 s, and the next step only at the window's end.
  */
 START_TEST(test_lease_outlasts_window)
 {
 	struct adaptive_region *slow = region_fixture("read.p99<=100ms", t0);
-	uint64_t deadline = atomic_load(&slow->deadline_ns), next;
+	uint64_t end = slow->ctl.window_end_ns, start = slow->ctl.window_start_ns, now, next;
 	struct adaptive_view v;
 
-	ck_assert_int_eq(adaptive_region_maybe_step(slow, deadline, getpid(), self_tid()), 1);
-	next = atomic_load(&slow->deadline_ns);
-	ck_assert_uint_ge(next - deadline, 1600 * MS);
-	ck_assert_uint_eq(atomic_load(&slow->gate.lease_ns), next + ADAPTIVE_LEASE_NS);
+	ck_assert_uint_ge(end - start, 1600 * MS);
+	for (now = atomic_load(&slow->deadline_ns); now < end; now = next) {
+		ck_assert_int_eq(adaptive_region_maybe_step(slow, now, getpid(), self_tid()), 1);
+		next = atomic_load(&slow->deadline_ns);
+		ck_assert_uint_gt(next, now);
+		ck_assert_uint_le(next - now, slow->ctl.p.look_ns);
+		ck_assert_uint_eq(atomic_load(&slow->gate.lease_ns), next + ADAPTIVE_LEASE_NS);
+		ck_assert_uint_eq(slow->ctl.windows, 0); /* looked at, not judged */
+	}
+	ck_assert_int_eq(adaptive_region_maybe_step(slow, end, getpid(), self_tid()), 1);
+	ck_assert_uint_eq(slow->ctl.windows, 1);
 	/* the view is stale exactly when the gate applies no cap */
+	next = atomic_load(&slow->deadline_ns);
 	ck_assert_int_eq(adaptive_view_read(adaptive_view_copy_local, slow, &v), 0);
-	ck_assert(!adaptive_view_stale(&v, deadline + 1500 * MS, 0));
+	ck_assert(!adaptive_view_stale(&v, end + 500 * MS, 0));
 	ck_assert(!adaptive_view_stale(&v, next + ADAPTIVE_LEASE_NS - 1, 0));
 	ck_assert(adaptive_view_stale(&v, next + ADAPTIVE_LEASE_NS, 0));
 	adaptive_region_destroy(slow);
@@ -189,7 +200,7 @@ static uint64_t stepping_since(uint64_t ns)
 /* A step is a lease: taken over once it is STEPPER_LEASE_NS old, whoever holds it. */
 START_TEST(test_stale_stepper_taken_over)
 {
-	uint64_t deadline = atomic_load(&r->deadline_ns);
+	uint64_t deadline = r->ctl.window_end_ns;
 
 	atomic_store(&r->stepper, stepping_since(deadline)); /* a live holder, and our own pid */
 	ck_assert_int_eq(step_at(deadline), 0);
@@ -198,7 +209,7 @@ START_TEST(test_stale_stepper_taken_over)
 	ck_assert_uint_eq(atomic_load(&r->stepper), 0);
 	ck_assert_uint_eq(atomic_load(&r->seq) % 2, 0);
 	/* A taker's clock a little behind the holder's (the coarse clock) is not a stale step. */
-	deadline = atomic_load(&r->deadline_ns);
+	deadline = r->ctl.window_end_ns;
 	atomic_store(&r->stepper, stepping_since(deadline + 4 * MS));
 	ck_assert_int_eq(step_at(deadline), 0);
 }
@@ -207,7 +218,7 @@ END_TEST
 /* What the low tier did through the gate is the controller's rate and demand. */
 START_TEST(test_low_counters_reach_controller)
 {
-	uint64_t deadline = atomic_load(&r->deadline_ns);
+	uint64_t deadline = r->ctl.window_end_ns;
 	uint32_t ticket;
 
 	low_gate_set_cap(&r->gate, 0, monotonic_ns() - 1); /* an expired lease: passes */
@@ -237,9 +248,9 @@ START_TEST(test_urgent_io_voids_probe)
 	adaptive_region_destroy(r);
 	r = region_fixture("read.p99<=2x", t0);
 	note_reads(400000, 300);
-	ck_assert_int_eq(step_at(atomic_load(&r->deadline_ns)), 1);
+	ck_assert_int_eq(step_at(r->ctl.window_end_ns), 1);
 	ck_assert_int_eq(r->ctl.phase, PHASE_PROBE_DRAIN);
-	ck_assert_int_eq(step_at(atomic_load(&r->deadline_ns)), 1);
+	ck_assert_int_eq(step_at(r->ctl.window_end_ns), 1);
 	ck_assert_int_eq(r->ctl.phase, PHASE_PROBE_MEASURE);
 	note_reads(400000, 300);
 	child = fork();
@@ -249,7 +260,7 @@ START_TEST(test_urgent_io_voids_probe)
 		_exit(0);
 	}
 	ck_assert_int_eq(waitpid(child, &status, 0), child);
-	ck_assert_int_eq(step_at(atomic_load(&r->deadline_ns)), 1);
+	ck_assert_int_eq(step_at(r->ctl.window_end_ns), 1);
 	ck_assert_int_eq(r->ctl.phase, PHASE_RUN);
 	ck_assert_uint_eq(r->ctl.void_probes, 1);
 	ck_assert_uint_eq(r->ctl.baseline_ns, 0);
@@ -258,9 +269,9 @@ START_TEST(test_urgent_io_voids_probe)
 	note_reads(400000, 300);
 	ck_assert_int_eq(step_at(r->ctl.next_probe_ns), 1);
 	ck_assert_int_eq(r->ctl.phase, PHASE_PROBE_DRAIN);
-	ck_assert_int_eq(step_at(atomic_load(&r->deadline_ns)), 1);
+	ck_assert_int_eq(step_at(r->ctl.window_end_ns), 1);
 	note_reads(400000, 300);
-	ck_assert_int_eq(step_at(atomic_load(&r->deadline_ns)), 1);
+	ck_assert_int_eq(step_at(r->ctl.window_end_ns), 1);
 	ck_assert_int_eq(r->ctl.phase, PHASE_RUN);
 	ck_assert_uint_gt(r->ctl.baseline_ns, 0);
 	ck_assert_uint_eq(r->ctl.void_probes, 1);
@@ -274,7 +285,7 @@ END_TEST
  */
 START_TEST(test_slots_summed_per_window)
 {
-	uint64_t deadline = atomic_load(&r->deadline_ns);
+	uint64_t deadline = r->ctl.window_end_ns;
 
 	for (int i = 0; i < 150; i++) {
 		adaptive_region_note_read_at(r, 3, SLOW);
@@ -354,7 +365,7 @@ START_TEST(test_held_waiters_step)
 
 	for (int i = 0; i < ADAPTIVE_LEVEL_FULL; i++) {
 		note_reads(SLOW, 300);
-		ck_assert_int_eq(step_at(atomic_load(&r->deadline_ns)), 1);
+		ck_assert_int_eq(step_at(r->ctl.window_end_ns), 1);
 	}
 	ck_assert_uint_eq(r->ctl.level, 0);
 	low_gate_set_cap(&r->gate, 0, 0);
@@ -408,7 +419,7 @@ static void exit_mid_step(void)
  */
 START_TEST(test_killed_mid_step)
 {
-	uint64_t deadline = atomic_load(&r->deadline_ns);
+	uint64_t deadline = r->ctl.window_end_ns;
 	pid_t child;
 
 	note_reads(SLOW, 300);
@@ -427,7 +438,7 @@ START_TEST(test_killed_mid_step)
 	ck_assert_uint_eq(atomic_load(&r->seq) % 2, 0);
 	ck_assert(view_readable());
 	ck_assert_uint_eq(atomic_load(&r->stepper), 0);
-	ck_assert_int_eq(step_at(atomic_load(&r->deadline_ns)), 1); /* and on it goes */
+	ck_assert_int_eq(step_at(r->ctl.window_end_ns), 1); /* and on it goes */
 	ck_assert(view_readable());
 }
 END_TEST
@@ -449,7 +460,7 @@ static void stop_mid_step(void)
  */
 START_TEST(test_stopped_mid_step)
 {
-	uint64_t deadline = atomic_load(&r->deadline_ns), now = deadline + STEPPER_LEASE_NS, lease;
+	uint64_t deadline = r->ctl.window_end_ns, now = deadline + STEPPER_LEASE_NS, lease;
 	uint32_t seq;
 	pid_t child;
 	int status;
@@ -466,7 +477,7 @@ START_TEST(test_stopped_mid_step)
 	ck_assert_int_eq(step_at(now), 1); /* taken over */
 	for (int i = 0; i < 2 * ADAPTIVE_LEVEL_FULL && r->ctl.cap; i++) {
 		note_reads(SLOW, 300);
-		now = atomic_load(&r->deadline_ns);
+		now = r->ctl.window_end_ns;
 		ck_assert_int_eq(step_at(now), 1);
 	}
 	ck_assert_uint_eq(r->ctl.level, 0); /* the tree kept adapting: held */
@@ -519,7 +530,7 @@ START_TEST(test_truncate_refused)
 	/* Still mapped whole: a low I/O and a step touch it end to end. */
 	low_gate_set_cap(&own->gate, 1, 0);
 	low_gate_exit(&own->gate, low_gate_enter(&own->gate, getpid(), self_tid(), UINT64_MAX), 1);
-	ck_assert_int_eq(adaptive_region_maybe_step(own, atomic_load(&own->deadline_ns), getpid(),
+	ck_assert_int_eq(adaptive_region_maybe_step(own, own->ctl.window_end_ns, getpid(),
 						    self_tid()), 1);
 	ck_assert_uint_eq(atomic_load(&own->seq) % 2, 0);
 	close(other);

@@ -194,7 +194,7 @@ START_TEST(test_child_note_lifts_parent_controller)
 	ck_assert_int_eq(waitpid(child, &status, 0), child);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	ck_assert_str_eq(d->path, path);
-	deadline = atomic_load(&r->deadline_ns);
+	deadline = r->ctl.window_end_ns;
 	for (int i = 0; i < 300; i++)
 		adaptive_region_note_read(r, 5 * MS);
 	ck_assert_int_eq(adaptive_region_maybe_step(r, deadline, getpid(),
@@ -255,7 +255,7 @@ START_TEST(test_rocksdb_log_gives_l0_and_triggers)
 	ck_assert_uint_eq(w.l0_files, 5);
 	ck_assert_uint_eq(w.l0_trigger, 8);
 	/* The region's step hands them to the controller, which sets its floor. */
-	deadline = atomic_load(&r->deadline_ns);
+	deadline = r->ctl.window_end_ns;
 	ck_assert_int_eq(adaptive_region_maybe_step(r, deadline, getpid(),
 						    (pid_t)syscall(SYS_gettid)), 1);
 	ck_assert_uint_eq(r->ctl.l0_files, 5);

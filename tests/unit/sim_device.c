@@ -154,7 +154,7 @@ void sim_run(struct sim_device *d, struct adaptive *c, uint64_t *now, uint64_t u
 	while (*now < until) {
 		bool in_probe = c->phase != PHASE_RUN;
 		uint64_t start = *now;
-		uint32_t level = c->level;
+		uint32_t level = c->level, floor = c->l0_floor;
 
 		if (!in_probe) {
 			if (c->level < st->min_level)
@@ -167,6 +167,7 @@ void sim_run(struct sim_device *d, struct adaptive *c, uint64_t *now, uint64_t u
 		note_window(c, in_probe, w.low_bytes, *now - start, st);
 		adaptive_step(c, *now, &w);
 		st->level_changes += c->phase == PHASE_RUN && !in_probe && c->level != level;
+		st->floor_changes += c->l0_floor != floor;
 		st->windows_under_l0_floor += c->phase == PHASE_RUN && c->level < c->l0_floor;
 	}
 }

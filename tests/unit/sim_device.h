@@ -36,12 +36,13 @@ struct sim_device {
 struct sim_stats {
 	uint64_t reads, reads_over;    /* reads, and reads over the bound given to sim_run */
 	uint64_t low_bytes, ns;        /* low bytes moved and time, outside probes */
-	uint64_t windows_run;          /* controller windows outside probes */
+	uint64_t windows_run;          /* controller steps outside probes (windows and looks) */
 	uint64_t windows_under_floor;  /* ... whose low rate was under the floor */
 	uint32_t min_level, max_level; /* outside probes */
 	uint64_t held_ns_run;          /* time at cap 0 outside probes */
 	uint32_t max_l0;               /* the most L0 files a window ended with */
-	uint64_t level_changes;        /* windows whose level differed from the one before */
+	uint64_t level_changes;        /* steps whose level differed from the one before */
+	uint64_t floor_changes;        /* steps whose L0 floor differed from the one before */
 	uint64_t windows_under_l0_floor; /* windows that ended below the controller's L0 floor */
 };
 
