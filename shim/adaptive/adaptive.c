@@ -92,6 +92,9 @@
  *    serves large requests in parts: on the reference disk levels 8 to 4 all gave ~1 ms), so
  *    log2 alone walked down one level a window. A search never holds the tier, and a lone
  *    shallow miss at level 1 stays there (outside spikes; held, the climb back is slowest).
+ *  - Held is alone (held_outside): under a relative target, a held window that misses anyway
+ *    says the slow reads are the outside's, and the level that missed comes back at once;
+ *    the first held window after a cut is the drain's, not judged.
  *  - A climb: after climb_windows (4) windows without a miss, one level up, if the streak as
  *    a whole kept to half the allowance. Summed over the streak, one slow read among a
  *    thousand does not stop a climb, while a level that only just meets the target is held,
@@ -636,6 +639,7 @@ static void cut(struct adaptive *c, uint32_t n)
 	if (c->p.floor_rate && next == 0)
 		next = 1; /* with a floor the low tier is never held */
 	next = floored(c, next);
+	c->held_drain = next == 0;
 	if (c->miss_level == c->level)
 		c->backoff = c->backoff * 2 > c->p.backoff_max ? c->p.backoff_max : c->backoff * 2;
 	else
@@ -643,6 +647,37 @@ static void cut(struct adaptive *c, uint32_t n)
 	c->miss_level = c->level;
 	set_level(c, next);
 	reset_streak(c);
+}
+
+/*
+ * Held, the reads are alone. A relative target's bound is k x the same percentile measured
+ * held (the probes), so a held window that misses it says the slow reads are the outside's
+ * (a host's hiccup, another program's I/O), and most likely so were those of the miss that
+ * held the tier: back to the level that missed, its backoff forgotten. Without this, a burst
+ * of outside spikes at level 1 held the tier for the whole hysteresis (16 windows and more:
+ * 1.75 s of a 2 s burst in the matrix's bursty cell, the reads still slow while held). If
+ * the low tier was at fault after all, that level misses again and holds it again. The first
+ * judged window after a cut to held is the drain's (reads queued behind the last pieces):
+ * not judged. An absolute target has no measure of alone: held it stays (a target no read
+ * can meet holds the tier, as asked). True when the window was dealt with here.
+ */
+static bool held_outside(struct adaptive *c, bool missed)
+{
+	if (c->level != 0 || !c->target.relative)
+		return false;
+	if (c->held_drain) {
+		c->held_drain = 0;
+		reset_streak(c);
+		return true;
+	}
+	if (!missed || c->miss_level == NONE || c->miss_level == 0)
+		return false;
+	c->outside_restores++;
+	set_level(c, floored(c, c->miss_level));
+	c->miss_level = NONE;
+	c->miss_run = c->deep_run = 0;
+	reset_streak(c);
+	return true;
 }
 
 /*
@@ -700,6 +735,8 @@ static void judge_reads(struct adaptive *c, uint64_t reads, uint64_t expect,
 	bool floor_set = c->p.floor_rate != 0;
 
 	c->miss_permille = (uint32_t)(over / reads);
+	if (held_outside(c, excess > allowed))
+		return;
 	if (floor_set && w->low_limited && c->rate < c->p.floor_rate) {
 		c->floor_lifts++;
 		reset_streak(c);
@@ -730,6 +767,19 @@ static void judge_debt(struct adaptive *c, enum adaptive_debt debt)
 		c->debt_level = c->level;
 	set_level(c, debt == ADAPTIVE_DEBT_STOP ? ADAPTIVE_LEVEL_FULL : c->level + 1);
 	c->resume_level = c->debt_level + 1 < c->level ? c->debt_level + 1 : c->level;
+}
+
+/*
+ * Is the reader still there at @now_ns: reads in the last half window? A window that ends
+ * short of reads is extended for a slow reader, not for one that has stopped (its last
+ * reads and then nothing: extended up to 400 ms, it kept the tier at its level into the
+ * reader's idle spell, then started a probe there, which holds the tier; the matrix's
+ * bursty cell lost a third of its reader-off second to it). Nor does a probe start without
+ * a reader: its baseline would be no one's.
+ */
+static bool reading(const struct adaptive *c, uint64_t now_ns)
+{
+	return now_ns - c->last_read_ns < window_len(c) / 2;
 }
 
 /*
@@ -771,8 +821,8 @@ static void judge_window(struct adaptive *c, uint64_t now_ns, uint64_t expect)
 	if (!w->debt)
 		c->debt_level = NONE;
 	/* No probe with L0 one file short of the trigger: a held compaction would stall it. */
-	if (c->target.relative && !w->debt && reads && c->l0_floor < ADAPTIVE_LEVEL_FULL &&
-	    now_ns >= c->next_probe_ns)
+	if (c->target.relative && !w->debt && reads && reading(c, now_ns) &&
+	    c->l0_floor < ADAPTIVE_LEVEL_FULL && now_ns >= c->next_probe_ns)
 		start_probe(c, now_ns);
 	else
 		start_window(c, now_ns, window_len(c));
@@ -814,7 +864,7 @@ static bool times_sane(const struct adaptive *c, uint64_t now_ns)
 	uint64_t horizon = now_ns + 24 * HOUR_NS;
 
 	return c->window_start_ns <= horizon && c->deadline_ns <= horizon &&
-	       c->window_end_ns <= horizon &&
+	       c->window_end_ns <= horizon && c->last_read_ns <= horizon &&
 	       c->last_step_ns <= horizon && c->next_probe_ns <= horizon;
 }
 
@@ -831,7 +881,8 @@ bool adaptive_sane(const struct adaptive *c, uint64_t now_ns, const char **why)
 	else if (c->level > ADAPTIVE_LEVEL_FULL || c->run_level > ADAPTIVE_LEVEL_FULL ||
 		 !LEVEL_OR_NONE(c->miss_level) || !LEVEL_OR_NONE(c->resume_level) ||
 		 !LEVEL_OR_NONE(c->debt_level) || !LEVEL_OR_NONE(c->good_level) ||
-		 c->miss_run > 1000000 || c->deep_run > 1000000 || c->l0_floor > ADAPTIVE_LEVEL_FULL ||
+		 c->miss_run > 1000000 || c->deep_run > 1000000 || c->held_drain > 1 ||
+		 c->l0_floor > ADAPTIVE_LEVEL_FULL ||
 		 c->phase > PHASE_PROBE_MEASURE ||
 		 c->backoff > 65536 || c->pending.debt > ADAPTIVE_DEBT_STOP || c->released > 1)
 		*why = "its controller's level or phase is out of range";
@@ -901,6 +952,8 @@ void adaptive_step(struct adaptive *c, uint64_t now_ns, const struct adaptive_wi
 		c->held_ns += now_ns - c->last_step_ns;
 	c->last_step_ns = now_ns;
 	accumulate(&c->pending, w);
+	if (adaptive_hist_count(w->hist))
+		c->last_read_ns = now_ns;
 	/* The database's state now, not summed: each window carries the latest. */
 	c->l0_files = w->l0_files;
 	c->l0_trigger = w->l0_trigger;
@@ -954,7 +1007,7 @@ void adaptive_step(struct adaptive *c, uint64_t now_ns, const struct adaptive_wi
 	}
 	reads = adaptive_hist_count(c->pending.hist);
 	if (!expect && reads && reads < min_samples(c) && !c->pending.debt &&
-	    elapsed < window_len(c) * c->p.window_max_mult) {
+	    elapsed < window_len(c) * c->p.window_max_mult && reading(c, now_ns)) {
 		extend_window(c, now_ns, window_len(c) / 2); /* too few reads to judge yet */
 		return;
 	}

@@ -100,6 +100,8 @@ struct adaptive {
 	uint32_t miss_level;        /* last level that missed; climbing to it needs hysteresis */
 	uint32_t miss_run;          /* judged windows missed in a row */
 	uint32_t deep_run;          /* ... by twice over or more (levels_to_cut): the cut grows */
+	uint32_t held_drain;        /* 1: cut to held, the next judged window is the drain's */
+	uint64_t last_read_ns;      /* the last step that collected reads: the reader is there */
 	uint32_t good_level;        /* the highest level a window held at since a miss at or
 				       under it; UINT32_MAX: none yet. A miss above it cuts at
 				       least half way down to it */
@@ -133,6 +135,8 @@ struct adaptive {
 	uint64_t held_ns;           /* total time at cap 0, probes included */
 	uint64_t windows, misses, probes, floor_lifts, debt_lifts;
 	uint64_t early_misses;      /* misses judged at a look, before the window's end */
+	uint64_t outside_restores;  /* held windows of a relative target that missed anyway:
+				       the level restored (held_outside) */
 	uint64_t l0_lifts;          /* windows the L0 floor raised the level or refused a cut */
 	uint64_t void_probes;       /* probes voided by urgent threads' I/O */
 };

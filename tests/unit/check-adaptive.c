@@ -446,6 +446,76 @@ START_TEST(test_look_cuts_a_certain_miss)
 END_TEST
 
 /*
+ * Held, the reads are alone: under a relative target a held window that misses anyway says
+ * the slow reads are the outside's, and the level that missed comes back at once, its
+ * backoff forgotten; the first held window after the cut is the drain's, not judged. An
+ * absolute target has no measure of alone: held it stays.
+ */
+START_TEST(test_held_miss_is_outside)
+{
+	start("read.p99<=2x");
+	c.baseline_ns = 500000;
+	c.target_ns = 1000000;
+	c.next_probe_ns = 3600 * SEC;
+	c.level = 1;
+	adaptive_repair(&c);
+	feed(30 * MS, 300, ADAPTIVE_DEBT_NONE); /* a host's hiccup: held */
+	ck_assert_uint_eq(c.level, 0);
+	feed(3 * MS, 300, ADAPTIVE_DEBT_NONE); /* the drain's window: not judged */
+	ck_assert_uint_eq(c.level, 0);
+	ck_assert_uint_eq(c.misses, 1);
+	feed(3 * MS, 300, ADAPTIVE_DEBT_NONE); /* still slow, held: the outside's */
+	ck_assert_uint_eq(c.level, 1);
+	ck_assert_uint_eq(c.outside_restores, 1);
+	ck_assert_uint_eq(c.misses, 1);
+	/* Held and fine: it climbs back as ever, no restore. */
+	feed(30 * MS, 300, ADAPTIVE_DEBT_NONE);
+	feed(GOOD, 300, ADAPTIVE_DEBT_NONE);
+	feed(GOOD, 300, ADAPTIVE_DEBT_NONE);
+	ck_assert_uint_eq(c.level, 0);
+	ck_assert_uint_eq(c.outside_restores, 1);
+	/* Absolute: a target no read meets holds the tier. */
+	start("read.p99<=1ms");
+	c.level = 1;
+	adaptive_repair(&c);
+	for (int i = 0; i < 5; i++)
+		feed(30 * MS, 300, ADAPTIVE_DEBT_NONE);
+	ck_assert_uint_eq(c.level, 0);
+	ck_assert_uint_eq(c.outside_restores, 0);
+}
+END_TEST
+
+/*
+ * A reader that stops: the window that held its last reads is judged at its end, not
+ * extended for reads that will not come (it kept the tier at its level, then probed, into
+ * the idle spell), and the tier is released two windows later.
+ */
+START_TEST(test_stopped_reader_not_waited_for)
+{
+	static struct adaptive_window w;
+
+	start("read.p99<=2x");
+	c.baseline_ns = 500000;
+	c.target_ns = 1000000;
+	c.next_probe_ns = 0; /* a probe is due */
+	c.level = 3;
+	adaptive_repair(&c);
+	memset(&w, 0, sizeof(w));
+	w.hist[hist_bucket(GOOD)] = 50; /* the on period's last reads, then none */
+	now = c.deadline_ns;
+	adaptive_step(&c, now, &w);
+	memset(&w, 0, sizeof(w));
+	while (now < 400 * MS) {
+		now = c.deadline_ns;
+		adaptive_step(&c, now, &w);
+		ck_assert_uint_eq(c.phase, PHASE_RUN); /* no probe without a reader */
+	}
+	ck_assert_uint_eq(c.released, 1);
+	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL);
+}
+END_TEST
+
+/*
  * A relative target's first baseline is probed as soon as a reader shows up (idle_reads
  * reads at a look), not after a first window spent at full with nothing to judge it by.
  */
@@ -860,6 +930,8 @@ int main(void)
 	tcase_add_test(rules, test_lone_shallow_miss_at_bottom);
 	tcase_add_test(rules, test_look_cuts_a_certain_miss);
 	tcase_add_test(rules, test_first_probe_at_first_reads);
+	tcase_add_test(rules, test_held_miss_is_outside);
+	tcase_add_test(rules, test_stopped_reader_not_waited_for);
 	tcase_add_test(rules, test_min_samples_and_window);
 	tcase_add_test(rules, test_idle_release_and_resume);
 	tcase_add_test(rules, test_stray_reads_release);
