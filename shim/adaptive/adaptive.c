@@ -639,6 +639,11 @@ static void cut(struct adaptive *c, uint32_t n)
 	if (c->p.floor_rate && next == 0)
 		next = 1; /* with a floor the low tier is never held */
 	next = floored(c, next);
+	if (c->level == 0) {
+		/* Held already: nothing to cut, and no level learnt; the one that held it stays. */
+		reset_streak(c);
+		return;
+	}
 	c->held_drain = next == 0;
 	if (c->miss_level == c->level)
 		c->backoff = c->backoff * 2 > c->p.backoff_max ? c->p.backoff_max : c->backoff * 2;
@@ -658,10 +663,14 @@ static void cut(struct adaptive *c, uint32_t n)
  * 1.75 s of a 2 s burst in the matrix's bursty cell, the reads still slow while held). If
  * the low tier was at fault after all, that level misses again and holds it again. The first
  * judged window after a cut to held is the drain's (reads queued behind the last pieces):
- * not judged. An absolute target has no measure of alone: held it stays (a target no read
- * can meet holds the tier, as asked). True when the window was dealt with here.
+ * not judged. Held is alone only if the low tier moved nothing (@low_bytes): a held call
+ * still goes once its wait reaches IOTIER_GATE_WAIT, and a buffered writer's one push then
+ * puts a whole folio on the device (1 MiB on ext4 with large folios, 6.16 and later), which
+ * the reads of that window feel. An absolute target has no measure of alone: held it stays
+ * (a target no read can meet holds the tier, as asked). True when the window was dealt
+ * with here.
  */
-static bool held_outside(struct adaptive *c, bool missed)
+static bool held_outside(struct adaptive *c, bool missed, uint64_t low_bytes)
 {
 	if (c->level != 0 || !c->target.relative)
 		return false;
@@ -670,7 +679,7 @@ static bool held_outside(struct adaptive *c, bool missed)
 		reset_streak(c);
 		return true;
 	}
-	if (!missed || c->miss_level == NONE || c->miss_level == 0)
+	if (!missed || low_bytes || c->miss_level == NONE || c->miss_level == 0)
 		return false;
 	c->outside_restores++;
 	set_level(c, floored(c, c->miss_level));
@@ -735,7 +744,7 @@ static void judge_reads(struct adaptive *c, uint64_t reads, uint64_t expect,
 	bool floor_set = c->p.floor_rate != 0;
 
 	c->miss_permille = (uint32_t)(over / reads);
-	if (held_outside(c, excess > allowed))
+	if (held_outside(c, excess > allowed, w->low_bytes))
 		return;
 	if (floor_set && w->low_limited && c->rate < c->p.floor_rate) {
 		c->floor_lifts++;

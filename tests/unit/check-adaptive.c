@@ -25,12 +25,12 @@ static struct sim_stats st;
 static uint64_t now;
 /* What feed() adds to each window: the database's L0 and trigger, urgent threads' I/O. */
 static uint32_t feed_l0, feed_trigger;
-static uint64_t feed_urgent;
+static uint64_t feed_urgent, feed_low_bytes;
 
 static void setup(void)
 {
 	feed_l0 = feed_trigger = 0;
-	feed_urgent = 0;
+	feed_urgent = feed_low_bytes = 0;
 	adaptive_params_default(&params);
 	sim_device_default(&dev);
 	dev.noise_permille = 1; /* one read in a thousand hit by an outside 5 ms spike */
@@ -249,6 +249,7 @@ static void feed(uint64_t lat_ns, uint32_t reads, enum adaptive_debt debt)
 	w.l0_files = feed_l0;
 	w.l0_trigger = feed_trigger;
 	w.urgent_ios = feed_urgent;
+	w.low_bytes = feed_low_bytes;
 	now = c.window_end_ns;
 	adaptive_step(&c, now, &w);
 }
@@ -464,10 +465,16 @@ START_TEST(test_held_miss_is_outside)
 	feed(3 * MS, 300, ADAPTIVE_DEBT_NONE); /* the drain's window: not judged */
 	ck_assert_uint_eq(c.level, 0);
 	ck_assert_uint_eq(c.misses, 1);
-	feed(3 * MS, 300, ADAPTIVE_DEBT_NONE); /* still slow, held: the outside's */
+	feed_low_bytes = 1 << 20; /* a held call past its wait bound: a folio on the device */
+	feed(3 * MS, 300, ADAPTIVE_DEBT_NONE);
+	feed_low_bytes = 0;
+	ck_assert_uint_eq(c.level, 0);
+	ck_assert_uint_eq(c.outside_restores, 0);
+	ck_assert_uint_eq(c.misses, 2); /* the low tier's own: a miss, and 1 still the level */
+	feed(3 * MS, 300, ADAPTIVE_DEBT_NONE); /* still slow, held, nothing moved: outside */
 	ck_assert_uint_eq(c.level, 1);
 	ck_assert_uint_eq(c.outside_restores, 1);
-	ck_assert_uint_eq(c.misses, 1);
+	ck_assert_uint_eq(c.misses, 2);
 	/* Held and fine: it climbs back as ever, no restore. */
 	feed(30 * MS, 300, ADAPTIVE_DEBT_NONE);
 	feed(GOOD, 300, ADAPTIVE_DEBT_NONE);
