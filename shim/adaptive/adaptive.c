@@ -93,8 +93,11 @@
  *    log2 alone walked down one level a window. A search never holds the tier, and a lone
  *    shallow miss at level 1 stays there (outside spikes; held, the climb back is slowest).
  *  - Held is alone (held_outside): under a relative target, a held window that misses anyway
- *    says the slow reads are the outside's, and the level that missed comes back at once;
- *    the first held window after a cut is the drain's, not judged.
+ *    with the low tier moving nothing says the slow reads are the outside's, and the level
+ *    that missed comes back at once; the first held window after a cut is the drain's.
+ *  - Slow start (finish_probe): after a relative target's first baseline the tier starts at
+ *    level 1 and climbs a level a good window until its first miss, instead of starting at
+ *    full and searching down through missed windows.
  *  - A climb: after climb_windows (4) windows without a miss, one level up, if the streak as
  *    a whole kept to half the allowance. Summed over the streak, one slow read among a
  *    thousand does not stop a climb, while a level that only just meets the target is held,
@@ -529,6 +532,18 @@ static void finish_probe(struct adaptive *c, uint64_t now_ns)
 		push_recent(c->probe_over, adaptive_hist_over(hist, c->target_ns));
 		c->alone_permille = alone_over_permille(c);
 		c->short_probes = 0;
+		if (!c->valid_probes && !c->misses && c->run_level == ADAPTIVE_LEVEL_FULL) {
+			/*
+			 * Slow start, as TCP's: the first baseline gives a bound but says nothing
+			 * of the device, and from full a steady QD1 reader paid three or four
+			 * missed windows before the search found its level (every read over the
+			 * target, the P99 of a short run spent); from the lowest level, climbing a
+			 * level a good window, it pays one, at the first level too high, and the
+			 * background gives up a few hundred milliseconds of share instead.
+			 */
+			c->run_level = 1;
+			c->slow_start = 1;
+		}
 		end_probe(c, now_ns, ++c->valid_probes < ADAPTIVE_WARMUP_PROBES ?
 			  c->p.probe_warmup_ns : c->p.probe_every_ns);
 	} else {
@@ -623,6 +638,7 @@ static void cut(struct adaptive *c, uint32_t n)
 	n = n ? (n > least ? n : least) : least;
 	next = c->level > n ? c->level - n : 0;
 	c->misses++;
+	c->slow_start = 0;
 	if (c->l0_floor && c->level <= c->l0_floor) {
 		/*
 		 * The database needs this level: the target cannot take it, and a miss here
@@ -696,7 +712,7 @@ static bool held_outside(struct adaptive *c, bool missed, uint64_t low_bytes)
  */
 static void climb_after_good(struct adaptive *c, uint64_t reads, uint64_t excess)
 {
-	uint32_t need = c->p.climb_windows;
+	uint32_t need = c->slow_start ? 1 : c->p.climb_windows;
 
 	c->miss_run = c->deep_run = 0;
 	if (c->good_level == NONE || c->level > c->good_level)
@@ -770,6 +786,7 @@ static void judge_reads(struct adaptive *c, uint64_t reads, uint64_t expect,
 static void judge_debt(struct adaptive *c, enum adaptive_debt debt)
 {
 	c->debt_lifts++;
+	c->slow_start = 0;
 	reset_streak(c);
 	c->miss_run = c->deep_run = 0;
 	if (c->debt_level == NONE)
@@ -891,6 +908,7 @@ bool adaptive_sane(const struct adaptive *c, uint64_t now_ns, const char **why)
 		 !LEVEL_OR_NONE(c->miss_level) || !LEVEL_OR_NONE(c->resume_level) ||
 		 !LEVEL_OR_NONE(c->debt_level) || !LEVEL_OR_NONE(c->good_level) ||
 		 c->miss_run > 1000000 || c->deep_run > 1000000 || c->held_drain > 1 ||
+		 c->slow_start > 1 ||
 		 c->l0_floor > ADAPTIVE_LEVEL_FULL ||
 		 c->phase > PHASE_PROBE_MEASURE ||
 		 c->backoff > 65536 || c->pending.debt > ADAPTIVE_DEBT_STOP || c->released > 1)

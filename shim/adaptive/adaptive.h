@@ -101,6 +101,8 @@ struct adaptive {
 	uint32_t miss_run;          /* judged windows missed in a row */
 	uint32_t deep_run;          /* ... by twice over or more (levels_to_cut): the cut grows */
 	uint32_t held_drain;        /* 1: cut to held, the next judged window is the drain's */
+	uint32_t slow_start;        /* 1 from the first baseline to the first miss: one good
+				       window climbs a level (finish_probe) */
 	uint64_t last_read_ns;      /* the last step that collected reads: the reader is there */
 	uint32_t good_level;        /* the highest level a window held at since a miss at or
 				       under it; UINT32_MAX: none yet. A miss above it cuts at
