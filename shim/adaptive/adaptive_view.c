@@ -19,6 +19,7 @@ const struct adaptive_view_field adaptive_view_fields[ADAPTIVE_VIEW_NFIELDS] = {
 	FIELD(debt_lifts), FIELD(l0_files), FIELD(l0_trigger), FIELD(l0_floor), FIELD(l0_lifts),
 	FIELD(void_probes), FIELD(short_probes), FIELD(valid_probes), FIELD(baseline_reads),
 	FIELD(last_step_ns), FIELD(slots_taken_back), FIELD(step_takeovers), FIELD(lease_ns),
+	FIELD(early_misses), FIELD(outside_restores), FIELD(slow_start),
 };
 #undef FIELD
 
@@ -79,6 +80,9 @@ static int copy_fields(adaptive_copy_fn copy, void *ctx, struct adaptive_view *v
 	COPY(ctl.valid_probes, v->valid_probes);
 	COPY(ctl.probe_reads[0], v->baseline_reads); /* the latest valid probe's, first */
 	COPY(ctl.last_step_ns, v->last_step_ns);
+	COPY(ctl.early_misses, v->early_misses);
+	COPY(ctl.outside_restores, v->outside_restores);
+	COPY(ctl.slow_start, v->slow_start);
 	/* Counters outside the controller, moved by atomics: as of the copy, not the step. */
 	COPY(gate.reclaimed, v->slots_taken_back);
 	COPY(takeovers, v->step_takeovers);

@@ -50,6 +50,9 @@ struct adaptive_view {
 	uint64_t slots_taken_back;  /* gate slots taken back from dead or stopped holders */
 	uint64_t step_takeovers;    /* steps taken over from a stepper past its lease */
 	uint64_t lease_ns;          /* CLOCK_MONOTONIC at which the cap lapses; 0: none */
+	uint64_t early_misses;      /* misses cut at a look, before their window's end */
+	uint64_t outside_restores;  /* held windows that missed anyway: the level restored */
+	uint64_t slow_start;        /* 1 from the first baseline to the first miss */
 };
 
 /* The numeric fields by name: the state file's "adaptive_NAME VALUE" lines. */
@@ -58,7 +61,7 @@ struct adaptive_view_field {
 	size_t offset;
 };
 extern const struct adaptive_view_field adaptive_view_fields[];
-#define ADAPTIVE_VIEW_NFIELDS 28
+#define ADAPTIVE_VIEW_NFIELDS 31
 
 static inline uint64_t *adaptive_view_at(struct adaptive_view *v, unsigned i)
 {

@@ -44,8 +44,10 @@ if holder_start "names-probe under a target" \
     "$work/text" || FAIL "threads: no probes line"
   grep -qF "adaptive: 0 gate slots taken back from dead or stopped holders, 0 steps taken over" \
     "$work/text" || FAIL "threads: no gate line"
+  grep -qxF "adaptive: 0 misses cut at a look, 0 held windows missed anyway (the outside's: level restored)" \
+    "$work/text" || FAIL "threads: no looks line"
   grep -qE "^adaptive: last step [0-9.]+(us|ms|s) ago" "$work/text" || FAIL "threads: no step age"
-  [ $(($(wc -l < "$work/text") - 9)) -eq 2 ] || FAIL "threads: want 2 thread rows after 9 lines"
+  [ $(($(wc -l < "$work/text") - 10)) -eq 2 ] || FAIL "threads: want 2 thread rows after 10 lines"
   "$iotier" threads --json "$holder" > "$work/json"; rc=$?
   [ $rc -eq 0 ] || FAIL "threads --json: exit $rc"
   check_json "$work/json" "
@@ -58,6 +60,7 @@ assert a['chunk_bytes'] == 'unlimited' and a['misses'] == 0, a
 assert a['l0_files'] is None and a['l0_trigger'] is None and a['l0_floor'] == 0, a
 assert a['baseline_reads'] is None and a['void_probes'] == a['short_probes'] == 0, a
 assert a['slots_taken_back'] == a['step_takeovers'] == 0, a
+assert a['early_misses'] == a['outside_restores'] == 0 and a['slow_start'] is False, a
 assert a['last_step_age_seconds'] >= 0 and a['stale'] == (a['last_step_age_seconds'] >= 1), a
 assert doc['adaptive_why'] is None" || FAIL "threads --json, absolute target: see above"
   holder_stop

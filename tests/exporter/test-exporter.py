@@ -233,7 +233,8 @@ ISSUE23 = [("last_step_age_seconds", "gauge"), ("stale", "gauge"), ("l0_files", 
            ("l0_trigger_files", "gauge"), ("l0_floor_level", "gauge"), ("l0_lifts", "counter"),
            ("valid_probes", "counter"), ("void_probes", "counter"),
            ("short_probe_streak", "gauge"), ("baseline_reads", "gauge"),
-           ("slots_taken_back", "counter"), ("step_takeovers", "counter")]
+           ("slots_taken_back", "counter"), ("step_takeovers", "counter"),
+           ("early_misses", "counter"), ("outside_restores", "counter"), ("slow_start", "gauge")]
 
 
 def check_adaptive_issue23(s, body, pid):
@@ -243,12 +244,14 @@ def check_adaptive_issue23(s, body, pid):
         family = f"iotier_adaptive_{name}" + ("_total" if kind == "counter" else "")
         expect(f"# HELP {family} " in body and f"# TYPE {family} {kind}\n" in body,
                f"no HELP/TYPE for {family}")
-    for name in ("l0_lifts", "valid_probes", "void_probes", "slots_taken_back", "step_takeovers"):
+    for name in ("l0_lifts", "valid_probes", "void_probes", "slots_taken_back", "step_takeovers",
+                 "early_misses", "outside_restores"):
         expect(value(s, f"iotier_adaptive_{name}_total", pid=pid) == 0, f"{name}_total, want 0")
     for name in ("l0_files", "l0_trigger_files", "baseline_reads"):
         expect(value(s, f"iotier_adaptive_{name}", pid=pid) is None, f"{name}: unknown, yet shown")
     expect(value(s, "iotier_adaptive_l0_floor_level", pid=pid) == 0, "l0_floor_level, want 0")
     expect(value(s, "iotier_adaptive_short_probe_streak", pid=pid) == 0, "short_probe_streak")
+    expect(value(s, "iotier_adaptive_slow_start", pid=pid) == 0, "slow_start, want 0")
     age = value(s, "iotier_adaptive_last_step_age_seconds", pid=pid)
     expect(age is not None and 0 <= age < 60, f"last_step_age_seconds {age}")
     expect(age is not None and value(s, "iotier_adaptive_stale", pid=pid) == (age > 2),

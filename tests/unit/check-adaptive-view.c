@@ -200,6 +200,9 @@ static struct adaptive_region *issue23_region(void)
 	r->ctl.last_step_ns = 5000000000ull;
 	atomic_store(&r->gate.reclaimed, 5);
 	atomic_store(&r->takeovers, 6);
+	r->ctl.early_misses = 7;
+	r->ctl.outside_restores = 8;
+	r->ctl.slow_start = 1;
 	return r;
 }
 
@@ -220,6 +223,9 @@ START_TEST(test_issue23_fields)
 	ck_assert_uint_eq(v.last_step_ns, 5000000000ull);
 	ck_assert_uint_eq(v.slots_taken_back, 5);
 	ck_assert_uint_eq(v.step_takeovers, 6);
+	ck_assert_uint_eq(v.early_misses, 7);
+	ck_assert_uint_eq(v.outside_restores, 8);
+	ck_assert_uint_eq(v.slow_start, 1);
 	/* A floor no controller sets: a garbled region, shown as nothing. */
 	r->ctl.l0_floor = ADAPTIVE_LEVEL_FULL + 1;
 	ck_assert_int_eq(adaptive_view_read(adaptive_view_copy_local, r, &v), -ERANGE);
@@ -266,7 +272,7 @@ START_TEST(test_every_field_named)
 	static const char *const issue23[] = {
 		"l0_files", "l0_trigger", "l0_floor", "l0_lifts", "void_probes", "short_probes",
 		"valid_probes", "baseline_reads", "last_step_ns", "slots_taken_back",
-		"step_takeovers",
+		"step_takeovers", "early_misses", "outside_restores", "slow_start",
 	};
 
 	ck_assert_uint_eq((sizeof(struct adaptive_view) - first) / sizeof(uint64_t),

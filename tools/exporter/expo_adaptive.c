@@ -138,6 +138,9 @@ static double v_baseline_reads(const struct adaptive_view *v)
 }
 static double v_taken_back(const struct adaptive_view *v) { return (double)v->slots_taken_back; }
 static double v_takeovers(const struct adaptive_view *v) { return (double)v->step_takeovers; }
+static double v_early(const struct adaptive_view *v) { return (double)v->early_misses; }
+static double v_outside(const struct adaptive_view *v) { return (double)v->outside_restores; }
+static double v_slow_start(const struct adaptive_view *v) { return (double)v->slow_start; }
 
 /*
  * The series that depend on the time now: the age of the last step, @age_ns. Absent for a
@@ -211,6 +214,13 @@ static const struct {
 	  "that died or were stopped.", v_taken_back, NULL },
 	{ "iotier_adaptive_step_takeovers", "counter", "Steps taken over from a stepper past its "
 	  "lease (dead, stopped or stalled).", v_takeovers, NULL },
+	{ "iotier_adaptive_early_misses", "counter", "Misses cut at a look, before their "
+	  "window's end (a certain miss).", v_early, NULL },
+	{ "iotier_adaptive_outside_restores", "counter", "Held windows that missed with the low "
+	  "tier moving nothing: the slow reads were the outside's, the level restored.",
+	  v_outside, NULL },
+	{ "iotier_adaptive_slow_start", "gauge", "1 from the first baseline to the first miss, "
+	  "while a good window climbs a level.", v_slow_start, NULL },
 };
 
 static uint64_t monotonic_ns(void)

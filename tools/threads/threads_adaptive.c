@@ -139,6 +139,9 @@ static void print_issue23(FILE *out, const struct threads_report *r)
 		v->void_probes, v->short_probes);
 	fprintf(out, "adaptive: %" PRIu64 " gate slots taken back from dead or stopped holders, %"
 		PRIu64 " steps taken over\n", v->slots_taken_back, v->step_takeovers);
+	fprintf(out, "adaptive: %" PRIu64 " misses cut at a look, %" PRIu64 " held windows missed "
+		"anyway (the outside's: level restored)%s\n", v->early_misses, v->outside_restores,
+		v->slow_start ? "; slow start" : "");
 }
 
 void threads_print_adaptive(FILE *out, const struct threads_report *r)

@@ -100,6 +100,10 @@ static int adaptive_more(json_t *o, const struct adaptive_view *v, uint64_t read
 	bad |= json_object_set_new(o, "slots_taken_back",
 				   json_integer((json_int_t)v->slots_taken_back));
 	bad |= json_object_set_new(o, "step_takeovers", json_integer((json_int_t)v->step_takeovers));
+	bad |= json_object_set_new(o, "early_misses", json_integer((json_int_t)v->early_misses));
+	bad |= json_object_set_new(o, "outside_restores",
+				   json_integer((json_int_t)v->outside_restores));
+	bad |= json_object_set_new(o, "slow_start", json_boolean(v->slow_start != 0));
 	return bad ? -1 : 0;
 }
 
