@@ -197,11 +197,11 @@ uint64_t adaptive_region_fg_opens_in_on(struct adaptive_region *r, uint32_t dev,
 	return latest;
 }
 
-uint32_t adaptive_region_piece_on(struct adaptive_region *r, uint32_t dev, uint32_t chunk)
+uint32_t adaptive_region_piece_on(struct adaptive_region *r, uint32_t dev, uint32_t chunk,
+				  bool *idle)
 {
-	if (chunk < ADAPTIVE_FAST_PIECE && adaptive_region_fg_idle_on(r, dev, monotonic_ns()))
-		return ADAPTIVE_FAST_PIECE;
-	return chunk;
+	*idle = adaptive_region_fg_idle_on(r, dev, monotonic_ns());
+	return *idle && chunk < ADAPTIVE_FAST_PIECE ? ADAPTIVE_FAST_PIECE : chunk;
 }
 
 /* ---- gap filling: the low tier's service time, and what fits a gap -------------------- */

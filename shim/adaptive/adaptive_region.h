@@ -269,15 +269,14 @@ uint64_t adaptive_region_fg_opens_in_on(struct adaptive_region *r, uint32_t dev,
 /*
  * The piece a low I/O to device slot @dev may be cut to now, for a caller whose allowance is
  * @chunk: with the foreground idle there, at least ADAPTIVE_FAST_PIECE (so a returning
- * reader waits behind one piece, not the rest of the call); otherwise @chunk. Reads the
- * clock. adaptive_region_piece: of no known device, idle only if idle everywhere.
+ * reader waits behind one piece, not the rest of the call), and *@idle true: the gate then
+ * holds no slot for it, so the caller need not keep it to one device request; otherwise
+ * @chunk. Reads the clock. ADAPTIVE_DEV_ANY: of no known device, idle only if idle
+ * everywhere.
  */
 #define ADAPTIVE_FAST_PIECE (1u << 20)
-uint32_t adaptive_region_piece_on(struct adaptive_region *r, uint32_t dev, uint32_t chunk);
-static inline uint32_t adaptive_region_piece(struct adaptive_region *r, uint32_t chunk)
-{
-	return adaptive_region_piece_on(r, ADAPTIVE_DEV_ANY, chunk);
-}
+uint32_t adaptive_region_piece_on(struct adaptive_region *r, uint32_t dev, uint32_t chunk,
+				  bool *idle);
 
 /*
  * Gap filling (docs/adaptive.md, "Two speeds"): a piece whose service time fits the

@@ -296,6 +296,7 @@ static size_t piece_allowance(void *ctx)
 	/* checked: a garbled chunk means no limit (adaptive_region.h), never a tiny piece */
 	uint32_t chunk = adaptive_region_chunk(adaptive_on);
 	uint64_t lease;
+	bool idle;
 
 	if (atomic_load_explicit(&g->cap, memory_order_relaxed) == LOW_GATE_UNLIMITED ||
 	    chunk == ADAPTIVE_UNLIMITED)
@@ -308,9 +309,15 @@ static size_t piece_allowance(void *ctx)
 	 * level's chunk, so that a reader who returns waits behind one 1 MiB piece at most, not
 	 * the rest of the call.
 	 */
-	chunk = adaptive_region_piece_on(adaptive_on, dev_slot(call->fd), chunk);
-	/* One slot, one device request: the kernel cuts a larger piece (adaptive_low.h). */
-	chunk = adaptive_piece_limit(call->fd, chunk);
+	chunk = adaptive_region_piece_on(adaptive_on, dev_slot(call->fd), chunk, &idle);
+	/*
+	 * Within the allowance one slot is one device request: the kernel cuts a larger piece
+	 * (adaptive_low.h). Idle, the gate holds no slot, and the whole piece lets a disk's
+	 * channels share it: cut to one request at a time, a 4-channel disk ran at 36% of
+	 * untagged while the reader was off (the matrix's cloud and nvme bursty cells).
+	 */
+	if (!idle)
+		chunk = adaptive_piece_limit(call->fd, chunk);
 	return chunk < PIECE_MIN ? PIECE_MIN : chunk;
 }
 

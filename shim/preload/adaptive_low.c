@@ -47,6 +47,7 @@ uint32_t adaptive_push_chunk(int fd)
 {
 	struct adaptive_region *r = adaptive_on;
 	uint32_t chunk;
+	bool idle;
 
 	if (!r || atomic_load_explicit(&r->gate.cap, memory_order_relaxed) == LOW_GATE_UNLIMITED)
 		return 0;
@@ -55,9 +56,11 @@ uint32_t adaptive_push_chunk(int fd)
 		return 0;
 	/*
 	 * The foreground idle on the file's device: 1 MiB pieces at least, as the splitter's
-	 * (adaptive_region_piece_on). One slot, one request: no larger than the device takes.
+	 * (adaptive_region_piece_on), whole. Otherwise one slot, one request: no larger than
+	 * the device takes.
 	 */
-	return adaptive_piece_limit(fd, adaptive_region_piece_on(r, dev_slot(fd), chunk));
+	chunk = adaptive_region_piece_on(r, dev_slot(fd), chunk, &idle);
+	return idle ? chunk : adaptive_piece_limit(fd, chunk);
 }
 
 /*

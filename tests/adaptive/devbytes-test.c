@@ -16,6 +16,11 @@
  *           flight (sampled in /sys/block/loopN/inflight), and every byte read is the device's.
  *           Before the fix each 1 MiB piece was up to eight requests in flight under one slot
  *           (4 seen at once).
+ *  request-idle: the same with the foreground idle on every device (its last read 1 s
+ *           ago): the fast path holds no slot, and a 1 MiB piece goes whole, its requests
+ *           together, as untagged's would (more than one in flight). Before, idle pieces
+ *           were cut to one request too, sent one after another: on a disk of several
+ *           channels the low tier ran at a third of untagged while the reader was off.
  *  readahead: a low thread's sequential 64 KiB buffered preads of a file on such a device
  *           (ext4, read_ahead_kb 4096) at cap 1 read what they ask: at most one request in
  *           flight. Before the fix the kernel's readahead put whole windows (MiBs) on the
@@ -410,7 +415,19 @@ static int make_device(void)
 	return 0;
 }
 
-static int request_mode(void)
+/* The foreground read every device, the last 1 s ago: idle everywhere for the fast path. */
+static void foreground_idle(void)
+{
+	uint64_t long_ago = adaptive_worker_now_ns() - 1000000000ull;
+
+	for (uint32_t d = 0; d < ADAPTIVE_FG_SLOTS; d++) {
+		atomic_store(&region->fg[d].inflight, 0);
+		atomic_store(&region->fg[d].gap_ns, 0);
+		atomic_store(&region->fg[d].last_ns, long_ago);
+	}
+}
+
+static int request_mode(bool idle)
 {
 	pthread_t t;
 	char *buf;
@@ -424,6 +441,8 @@ static int request_mode(void)
 	if (posix_memalign((void **)&buf, 4096, CHUNK))
 		return test_fail("memory");
 	pin_cap_one();
+	if (idle)
+		foreground_idle();
 	if (pthread_create(&t, NULL, chunk_reader, buf) != 0)
 		return test_fail("pthread_create");
 	while (!atomic_load(&reading_done)) {
@@ -434,15 +453,19 @@ static int request_mode(void)
 			most = now;
 	}
 	pthread_join(t, NULL);
-	printf("request: %.1f MiB read in 1 MiB preads at cap 1 on a device of %u KiB requests; "
-	       "at most %d reads in flight (%d samples), %llu calls split\n",
+	printf("request%s: %.1f MiB read in 1 MiB preads at cap 1 on a device of %u KiB requests; "
+	       "at most %d reads in flight (%d samples), %llu calls split\n", idle ? "-idle" : "",
 	       atomic_load(&bytes_read) / 1048576.0, REQUEST_KB, most, samples,
 	       (unsigned long long)atomic_load(&region->splits));
 	EXPECT(atomic_load(&bytes_read) >= DEVICE_BYTES, "the low reader read %llu bytes",
 	       (unsigned long long)atomic_load(&bytes_read));
 	EXPECT(most >= 0, "cannot read /sys/block/%s/inflight", dev.name);
-	EXPECT(most <= 1, "a low pread held one slot for %d requests in flight on the device: "
-	       "its pieces are larger than the device's requests", most);
+	if (idle)
+		EXPECT(most >= 2, "with the foreground idle a 1 MiB piece never had more than %d "
+		       "of its requests in flight: it was cut to the device's request", most);
+	else
+		EXPECT(most <= 1, "a low pread held one slot for %d requests in flight on the "
+		       "device: its pieces are larger than the device's requests", most);
 	low_gate_set_cap(&region->gate, LOW_GATE_UNLIMITED, 0);
 	loopdev_destroy(&dev);
 	free(buf);
@@ -801,7 +824,7 @@ int main(int argc, char **argv)
 	bool with_dir = argc >= 2 && (!strcmp(argv[1], "locks") || !strcmp(argv[1], "async"));
 
 	if (argc != (with_dir ? 3 : 2)) {
-		fprintf(stderr, "usage: adaptive-devbytes push|request|readahead, or "
+		fprintf(stderr, "usage: adaptive-devbytes push|request|request-idle|readahead, or "
 			"adaptive-devbytes locks|async DIR\n");
 		return T_EXIT_FAIL;
 	}
@@ -813,7 +836,9 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "push"))
 		return push_mode();
 	if (!strcmp(argv[1], "request"))
-		return request_mode();
+		return request_mode(false);
+	if (!strcmp(argv[1], "request-idle"))
+		return request_mode(true);
 	if (!strcmp(argv[1], "readahead"))
 		return readahead_mode();
 	if (!strcmp(argv[1], "locks"))
