@@ -47,6 +47,14 @@ static void start(const char *target)
 	adaptive_init(&c, &params, &t, now);
 }
 
+/* @target's controller, put at @level as if it had got there (a test of what comes next). */
+static void start_at(const char *target, uint32_t level)
+{
+	start(target);
+	c.level = level;
+	adaptive_repair(&c);
+}
+
 static void run_until(uint64_t until)
 {
 	sim_run(&dev, &c, &now, until, c.target_ns ? c.target_ns : UINT64_MAX, &st);
@@ -367,9 +375,7 @@ START_TEST(test_deep_misses_search)
 	feed(BAD, 300, ADAPTIVE_DEBT_NONE); /* 1.5x: shallow */
 	ck_assert_uint_eq(c.level, (ADAPTIVE_LEVEL_FULL - 4) / 2 - 1);
 	/* A search never holds the tier: from 3 a second deep miss halves to 1, not to 0. */
-	start("read.p99<=1ms");
-	c.level = 4;
-	adaptive_repair(&c);
+	start_at("read.p99<=1ms", 4);
 	feed(3 * MS, 300, ADAPTIVE_DEBT_NONE);
 	ck_assert_uint_eq(c.level, 3);
 	feed(3 * MS, 300, ADAPTIVE_DEBT_NONE);
@@ -382,9 +388,7 @@ END_TEST
 /* A deep miss above a level that held goes at least half way back down to it. */
 START_TEST(test_deep_miss_bisects_to_good_level)
 {
-	start("read.p99<=1ms");
-	c.level = 2;
-	adaptive_repair(&c);
+	start_at("read.p99<=1ms", 2);
 	feed(GOOD, 300, ADAPTIVE_DEBT_NONE);
 	ck_assert_uint_eq(c.good_level, 2);
 	c.level = 10; /* a floor or a debt lifted it, say, and it came back */
@@ -405,9 +409,7 @@ END_TEST
  */
 START_TEST(test_lone_shallow_miss_at_bottom)
 {
-	start("read.p99<=1ms");
-	c.level = 1;
-	adaptive_repair(&c);
+	start_at("read.p99<=1ms", 1);
 	feed(BAD, 300, ADAPTIVE_DEBT_NONE);
 	ck_assert_uint_eq(c.level, 1);
 	ck_assert_uint_eq(c.misses, 1);
@@ -489,9 +491,7 @@ START_TEST(test_held_miss_is_outside)
 	ck_assert_uint_eq(c.level, 0);
 	ck_assert_uint_eq(c.outside_restores, 1);
 	/* Absolute: a target no read meets holds the tier. */
-	start("read.p99<=1ms");
-	c.level = 1;
-	adaptive_repair(&c);
+	start_at("read.p99<=1ms", 1);
 	for (int i = 0; i < 5; i++)
 		feed(30 * MS, 300, ADAPTIVE_DEBT_NONE);
 	ck_assert_uint_eq(c.level, 0);
