@@ -31,6 +31,7 @@ import sys
 
 from frontier import frontier, points_from_summary, static, svg as frontier_svg
 import sustained
+import physical
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HEADING = "## RocksDB under compaction"
@@ -218,6 +219,7 @@ def interval_figures(d, r, secs):
     if samples:
         out["get_p99s"] = sustained.interval_p99s(samples)
         out["get_p99_all"] = sustained.p99([lat for _, lat in samples])
+        out["pread_rate"] = len(samples) / secs
     n = int(secs // sustained.INTERVAL_S)
     l0, pend = (r.get(k, [])[:n] if len(r.get(k, [])) > n >= 3 else r.get(k, [])
                 for k in ("l0_series", "pending_series"))
@@ -231,7 +233,7 @@ FIELDS = ["p50", "p99", "p999", "lat_p50", "lat_p99", "lat_p999", "read_ops", "w
           "stall_s", "stall_pct", "comp_gb", "comp_read_gb", "low_bytes", "low_leak_bytes",
           "fg_p50", "fg_p99", "fg_p999", "comp_dev_gib", "comp_wb_gib", "l0_max", "l0_mean",
           "writer_mib_s", "comp_mib_s", "pending_max", "pending_mean", "off_mib_s", "on_mib_s", "get_p99_all",
-          "l0_slope", "pending_slope"]
+          "pread_rate", "l0_slope", "pending_slope"]
 
 
 def summarize(runs):
@@ -758,6 +760,7 @@ def sustained_section(meta, s):
     return (["### Sustained phases", "", sustained_text(meta), ""]
             + sustained.phase_table(s, labels(meta), key)
             + sustained.interval_table(s, labels(meta), target_k(meta))
+            + physical.section(meta, s, labels(meta))
             + (sustained.wstar_section(meta["wstar"], {v: x[0] for v, x in VARIANTS.items()})
                if meta.get("wstar") else [])
             + ["### Goals of issue 12 (this run)", ""] + sustained.goals(s, pts, key))

@@ -8,7 +8,8 @@
 # rig paragraph saying how the driver depth was checked. Issue 22's per-interval view: the
 # reader's P99 in each 10 s from sampled reads and the share in target, the least-squares
 # slopes of L0 and pending bytes, when the writer would stall, the W* verdict and search on
-# canned per-interval data, and the comparison flagging the new figures.
+# canned per-interval data, and the comparison flagging the new figures; the physical bound
+# (bench/rocksdb/physical.py) on a case computed by hand, and no section without a model.
 # Usage: test-report.py BENCH_DIR
 import json
 import os
@@ -21,6 +22,7 @@ import unittest
 BENCH = sys.argv.pop(1)
 sys.path.insert(0, BENCH)
 import sustained  # noqa: E402
+import physical  # noqa: E402
 
 ALONE_P99 = 1000.0
 T0 = 1700000000.0
@@ -517,6 +519,52 @@ class IntervalReport(unittest.TestCase):
         w4 = self.work("four", [1500] * 4, [4, 4, 4, 4])
         row = line(report("--compare", w3, w4), "| iotier adaptive, P99 ≤ 2× | steady |")
         self.assertTrue(row.endswith("| - |"), row)
+
+
+class PhysicalBound(unittest.TestCase):
+    """The sustained run's physical bound (bench/rocksdb/physical.py) on a case computed by
+    hand: the sata model, a reader alone at 2000 preads/s of 16448 bytes, P99 500 us, and
+    compaction moving 10 device MiB per MiB written."""
+    SATA = {"lat_us": 100, "bw": 200_000_000, "channels": 1}
+
+    def test_bound_by_hand(self):
+        # A read lasts 100 + 16448 / 200e6 s = 182.24 us of the channel; the cycle alone is
+        # 500 us, so it idles 317.76 us; k = 2 allows 500 us more. The largest piece lasts
+        # 317.76 + 500 us: (817.76 - 100) us x 200 MB/s = 143552 bytes, one per cycle of
+        # 500 + 500 us: 143.552 MB/s = 136.90 MiB/s, so a writer of 13.69 MiB/s at most.
+        b = physical.physical_bound(self.SATA, 2000, 500, 10.0, 2)
+        self.assertAlmostEqual(b["piece_bytes"], 143552, delta=1)
+        self.assertAlmostEqual(b["comp_mib_s"], 143.552e6 / 2**20, places=2)
+        self.assertAlmostEqual(b["writer_mib_s"], 13.690, places=2)
+        # a tighter k gives a smaller piece, less compaction, a slower writer
+        tight = physical.physical_bound(self.SATA, 2000, 500, 10.0, 1.5)
+        self.assertLess(tight["writer_mib_s"], b["writer_mib_s"])
+
+    def run_state(self, disk="ref"):
+        meta = {"disk": disk, "backing": "the reference disk, preset `sata` (model 100 200000000 1: ...)"}
+        s = {"alone": {"pread_rate": 2000, "get_p99_all": 500, "p99": 400},
+             "untagged": {"writer_mib_s": 9.6, "comp_mib_s": 96.0, "p99": 8000},
+             "adaptive": {"comp_mib_s": 68.45, "p99": 1000}}
+        return meta, s
+
+    def test_section(self):
+        meta, s = self.run_state()
+        text = "\n".join(physical.section(meta, s, [("untagged", "untagged"), ("adaptive", "adaptive 2x")]))
+        self.assertIn("| 2× | 140 KiB | 136.9 | 13.69 |", text)
+        self.assertIn("10.0 device MiB per MiB written", text)
+        # 68.45 of 136.90 MiB/s: half the bound, and the reader at 1000 / 400 us
+        self.assertIn("- adaptive 2x, steady: compaction 68.5 MiB/s, 50% of the bound at 2×", text)
+        self.assertIn("2.50× alone", text)
+        self.assertNotIn("- untagged", text)
+
+    def test_no_model_no_section(self):
+        meta, s = self.run_state(disk="loop")
+        self.assertEqual(physical.section(meta, s, []), [])
+        meta, s = self.run_state()
+        del s["alone"]["pread_rate"]  # a run without the sampler
+        self.assertEqual(physical.section(meta, s, []), [])
+        self.assertEqual(physical.variant_k("adaptive-1.5"), 1.5)
+        self.assertIsNone(physical.variant_k("low-rate-32"))
 
 
 if __name__ == "__main__":
