@@ -373,8 +373,10 @@ def targets(s):
         good = [c for c in cands if c[4]]
         best = min(good or cands, key=lambda c: c[1])
         vid, ratio, kept, stall, ok = best
+        # a run without untagged (--only) has no share to give: say so, do not guess
+        share = f"{100 * kept:.0f}% of untagged" if kept is not None else "share unknown (no untagged run)"
         detail = (f"`{vid}`: read P99 {ratio:.2f}× alone ({fmt_us(s[vid]['p99'])} against "
-                  f"{fmt_us(alone)}), compaction {100 * kept:.0f}% of untagged, writer "
+                  f"{fmt_us(alone)}), compaction {share}, writer "
                   f"stall {stall:.1f}% of the run")
         if ok:
             out.append(f"- **Target 1: met** by {detail}.")
@@ -388,9 +390,10 @@ def targets(s):
                 miss.append(f"stall is {stall - 10:.1f} points over 10%")
             out.append(f"- **Target 1: missed.** Lowest P99 of any iotier variant: {detail}; "
                        + "; ".join(miss) + ".")
-        out.append("  Every iotier variant: " + "; ".join(
-            f"`{c[0]}` {c[1]:.2f}× alone, {100 * c[2]:.0f}% compaction, {c[3]:.1f}% stall"
-            for c in cands if c[2] is not None and c[3] is not None) + ".")
+        every = [f"`{c[0]}` {c[1]:.2f}× alone, {100 * c[2]:.0f}% compaction, {c[3]:.1f}% stall"
+                 for c in cands if c[2] is not None and c[3] is not None]
+        if every:
+            out.append("  Every iotier variant: " + "; ".join(every) + ".")
     rp = s.get("rocksdb-prio")
     if rp and rp.get("p99") and rp.get(key) is not None:
         eq = [c for c in cands if s[c[0]].get(key) is not None and

@@ -273,6 +273,16 @@ class Report(unittest.TestCase):
         # the other variants still have their rows
         self.assertIn("| iotier adaptive", out)
 
+    def test_run_without_untagged(self):
+        """`bench/run --only alone,adaptive` (a controller measured on its own, next to
+        another run): reported, its compaction share said to be unknown, not guessed."""
+        work = make_work(self.root, "nountagged")
+        for d in ("untagged.1", "untagged~bursty.1"):
+            shutil.rmtree(os.path.join(work, "runs", d))
+        out = report(work)
+        self.assertIn("compaction share unknown (no untagged run)", out)
+        self.assertIn("| iotier adaptive", out)
+
     def test_interrupted_run(self):
         """A kept run stopped before its end (bench/run's cleanup writes meta.json with
         finished null): reported with what ran, and said to be interrupted."""
