@@ -2,7 +2,8 @@
 /*
  * adaptive_hist.c: what the controller reads from a window's latency histogram (the
  * log-linear buckets of bpf/hist.h, so the shim's timing and the tracer agree on a
- * latency's bucket): the number of reads, how many were over the target, a percentile.
+ * latency's bucket): the number of reads, how many were over the target, a percentile, the
+ * time they took.
  */
 #include "adaptive_hist.h"
 
@@ -50,4 +51,13 @@ uint64_t adaptive_hist_percentile(const uint32_t *hist, uint32_t permille)
 						  : (hist_bucket_low(i) + hist_bucket_high(i)) / 2;
 	}
 	return hist_bucket_low(HIST_OVERFLOW);
+}
+
+uint64_t adaptive_hist_time_floor(const uint32_t *hist)
+{
+	uint64_t ns = 0;
+
+	for (uint32_t i = 0; i < HIST_NR_BUCKETS; i++)
+		ns += (uint64_t)hist[i] * hist_bucket_low(i);
+	return ns;
 }

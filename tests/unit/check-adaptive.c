@@ -620,6 +620,35 @@ START_TEST(test_stray_reads_release)
 }
 END_TEST
 
+/*
+ * A reader starved by the low tier (the matrix's `cloud` sequential-read cells: 4-98 reads a
+ * second with the tier at full, 1.6 ms alone) completes a read every 250 ms: each window
+ * holds one read or none, under idle_reads. Counted as stray reads, the tier stayed at full
+ * for the whole run. Reads that took half the window or more are a reader's: judged, they
+ * miss, and the allowance the fast path applies while a read is in flight comes down.
+ */
+START_TEST(test_starved_reader_is_judged)
+{
+	static struct adaptive_window w;
+	uint64_t next_read, end;
+
+	start("read.p99<=2ms");
+	next_read = now + 250 * MS;
+	for (end = now + 3 * SEC; now < end;) {
+		memset(&w, 0, sizeof(w));
+		now += params.look_ns; /* a low thread steps at every look */
+		if (now >= next_read) {
+			w.hist[hist_bucket(250 * MS)] = 1;
+			next_read += 250 * MS;
+		}
+		adaptive_step(&c, now, &w);
+	}
+	ck_assert_uint_ge(c.misses, 2);
+	ck_assert_uint_le(c.cap, 1); /* the allowance, released or not: one piece at most */
+	ck_assert_uint_lt(c.chunk, 1u << 20);
+}
+END_TEST
+
 /* A slowdown: one level up a window, whatever the reads say. */
 START_TEST(test_debt_relaxes)
 {
@@ -949,6 +978,7 @@ int main(void)
 	tcase_add_test(rules, test_min_samples_and_window);
 	tcase_add_test(rules, test_idle_release_and_resume);
 	tcase_add_test(rules, test_stray_reads_release);
+	tcase_add_test(rules, test_starved_reader_is_judged);
 	tcase_add_test(rules, test_debt_relaxes);
 	tcase_add_test(rules, test_debt_stop_goes_full);
 	tcase_add_test(rules, test_debt_then_resume);
