@@ -115,7 +115,8 @@
  *
  * Baseline, for a relative target (start_probe, finish_probe). The bound is a multiple of the
  * same percentile measured with the low tier held: a probe holds it for 50 ms of drain (reads
- * still queued behind its last I/Os are not "alone") and 250 ms of measure, extended half a
+ * still queued behind its last I/Os are not "alone"; longer while the reader is still starved,
+ * draining) and 250 ms of measure, extended half a
  * measure at a time up to 1 s until it has max(200, 2 / (1 - percentile)) reads
  * (probe_min_reads): from fewer, a p99 is the maximum (it took 32, and one slow read was the
  * baseline). A probe during which an urgent thread (IOTIER_URGENT: RocksDB's flush) did any
@@ -857,8 +858,13 @@ static void judge_window(struct adaptive *c, uint64_t now_ns, uint64_t expect)
 	}
 	if (!w->debt)
 		c->debt_level = NONE;
-	/* No probe with L0 one file short of the trigger: a held compaction would stall it. */
-	if (c->target.relative && !w->debt && reads && reading(c, now_ns) &&
+	/*
+	 * No probe with L0 one file short of the trigger: a held compaction would stall it. A
+	 * starved reader (fewer than idle_reads reads, reader_reads) is there even between its
+	 * reads: a probe is what gives it a baseline (its drain waits for the queue, draining).
+	 */
+	if (c->target.relative && !w->debt && reads &&
+	    (reading(c, now_ns) || reads < c->p.idle_reads) &&
 	    c->l0_floor < ADAPTIVE_LEVEL_FULL && now_ns >= c->next_probe_ns)
 		start_probe(c, now_ns);
 	else
@@ -979,6 +985,21 @@ static uint64_t look_early(const struct adaptive *c, uint64_t now_ns, uint64_t e
 	return over > expect * (1000 - c->target.permille + c->alone_permille) ? expect : 0;
 }
 
+/*
+ * Is the device still emptying what the low tier queued before the probe held it, after
+ * @elapsed of drain? Fewer than idle_reads reads so far: the reader is still starved. A
+ * sequential reader's readahead can leave tens of MiB in the scheduler (its queue holds 256
+ * requests): on `sata` a probe measured after the fixed 50 ms took the tail of that queue
+ * for the baseline, hundreds of times the true one, and the target with it. The drain goes
+ * on half a drain at a time, up to 8 drains (400 ms); a reader that is simply gone costs
+ * the probe that much more held, once a probe period.
+ */
+static bool draining(const struct adaptive *c, uint64_t elapsed)
+{
+	return adaptive_hist_count(c->pending.hist) < c->p.idle_reads &&
+	       elapsed < c->p.probe_drain_ns * 8;
+}
+
 void adaptive_step(struct adaptive *c, uint64_t now_ns, const struct adaptive_window *w)
 {
 	uint64_t elapsed, expect = 0;
@@ -1029,6 +1050,10 @@ void adaptive_step(struct adaptive *c, uint64_t now_ns, const struct adaptive_wi
 	}
 	switch (c->phase) {
 	case PHASE_PROBE_DRAIN: /* reads still queued behind the low tier's I/O: not alone */
+		if (draining(c, elapsed)) {
+			extend_window(c, now_ns, c->p.probe_drain_ns / 2);
+			return;
+		}
 		c->phase = PHASE_PROBE_MEASURE;
 		start_window(c, now_ns, c->p.probe_measure_ns);
 		return;

@@ -649,6 +649,49 @@ START_TEST(test_starved_reader_is_judged)
 }
 END_TEST
 
+/*
+ * A reader starved from its first read (a sequential reader's readahead ahead of it: the
+ * matrix's `cloud` sequential-read cells) still gets a baseline, and the baseline is of its
+ * reads alone: the probe starts from a window of a few slow reads, and its drain waits
+ * while the device empties the queue (reads at 25 ms for 150 ms after the hold) instead of
+ * measuring its tail. Measured after a fixed 50 ms, four of those reads were in the
+ * baseline's P99: 25 ms, fifteen times the 1.6 ms alone.
+ */
+START_TEST(test_starved_reader_gets_a_baseline)
+{
+	static struct adaptive_window w;
+	uint64_t next_read, held_since = 0;
+
+	start("read.p99<=2x");
+	next_read = now + 250 * MS;
+	while (!c.valid_probes && now < 3 * SEC) {
+		bool held = c.cap == 0;
+
+		memset(&w, 0, sizeof(w));
+		if (held && !held_since) {
+			held_since = now;
+			next_read = now + 25 * MS; /* the queue drains: a read every 25 ms */
+		}
+		now += params.look_ns;
+		if (held && now - held_since > 150 * MS) {
+			w.hist[hist_bucket(1600000)] = 6; /* alone: 1.6 ms a read */
+			next_read = now;
+		} else {
+			uint64_t lat = held ? 25 * MS : 250 * MS;
+
+			for (; next_read <= now; next_read += lat)
+				w.hist[hist_bucket(lat)]++;
+		}
+		if (!held)
+			held_since = 0;
+		adaptive_step(&c, now, &w);
+	}
+	ck_assert_uint_eq(c.valid_probes, 1);
+	ck_assert_uint_lt(c.baseline_ns, 2 * MS);
+	ck_assert_uint_gt(c.baseline_ns, 1 * MS);
+}
+END_TEST
+
 /* A slowdown: one level up a window, whatever the reads say. */
 START_TEST(test_debt_relaxes)
 {
@@ -766,7 +809,7 @@ static void to_probe_measure(void)
 	for (int i = 0; i < 1000 && c.phase == PHASE_RUN; i++)
 		feed(600000, 300, ADAPTIVE_DEBT_NONE);
 	ck_assert_int_eq(c.phase, PHASE_PROBE_DRAIN);
-	feed(0, 0, ADAPTIVE_DEBT_NONE);
+	feed(3 * MS, 50, ADAPTIVE_DEBT_NONE); /* the reader is back to its pace: drained */
 	ck_assert_int_eq(c.phase, PHASE_PROBE_MEASURE);
 }
 
@@ -830,7 +873,7 @@ START_TEST(test_probe_void_with_urgent_io)
 	for (int i = 0; i < 1000 && c.phase == PHASE_RUN; i++)
 		feed(600000, 300, ADAPTIVE_DEBT_NONE);
 	feed_urgent = 0;
-	feed(0, 0, ADAPTIVE_DEBT_NONE);
+	feed(3 * MS, 50, ADAPTIVE_DEBT_NONE); /* the drain */
 	feed(400000, 500, ADAPTIVE_DEBT_NONE);
 	ck_assert_int_eq(c.phase, PHASE_RUN);
 	assert_baseline_near(400000);
@@ -979,6 +1022,7 @@ int main(void)
 	tcase_add_test(rules, test_idle_release_and_resume);
 	tcase_add_test(rules, test_stray_reads_release);
 	tcase_add_test(rules, test_starved_reader_is_judged);
+	tcase_add_test(rules, test_starved_reader_gets_a_baseline);
 	tcase_add_test(rules, test_debt_relaxes);
 	tcase_add_test(rules, test_debt_stop_goes_full);
 	tcase_add_test(rules, test_debt_then_resume);
