@@ -45,8 +45,11 @@ uint64_t adaptive_worker_now_ns(void);
 
 /*
  * A child of the tree that does low I/O (@low_io, false on an error) once a millisecond
- * until @stop_fd becomes readable or ten seconds pass, so that it steps the controller
- * whenever a window has ended: 0 when told to stop, 1 after ten seconds, 2 on an error.
+ * until @stop_fd becomes readable or 40 seconds pass, so that it steps the controller
+ * whenever a window has ended: 0 when told to stop, 1 after 40 seconds, 2 on an error. The
+ * limit is a guard against a parent that never says stop, under the tests' 60 s alarm: a
+ * child stopped (SIGSTOP) for most of stepper-test's takeover, which runs about 10 s, ran
+ * out of a 10 s limit before it was told.
  */
 int adaptive_worker_child_loop(int stop_fd, bool (*low_io)(void));
 

@@ -150,7 +150,7 @@ static uint64_t until_change(uint64_t from, uint64_t bound)
 static void mode_takeover(const char *self)
 {
 	int stop[2], status;
-	pid_t stopped, killed;
+	pid_t stopped, killed, got;
 	uint64_t took, changes;
 	pthread_t reader;
 
@@ -186,8 +186,10 @@ static void mode_takeover(const char *self)
 	atomic_store(&stop_threads, true);
 	pthread_join(reader, NULL);
 	EXPECT(write(stop[1], "x", 1) == 1, "write: %m");
-	EXPECT(waitpid(stopped, &status, 0) == stopped && WIFEXITED(status) &&
-	       WEXITSTATUS(status) == 0, "the resumed child: status %#x", status);
+	status = 0;
+	got = waitpid(stopped, &status, 0);
+	EXPECT(got == stopped && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	       "the resumed child: waitpid %d (%m), status %#x", (int)got, status);
 	EXPECT(atomic_load(&region->seq) % 2 == 0 && view_readable(),
 	       "the seqlock is %u after the stopped stepper resumed", atomic_load(&region->seq));
 }

@@ -250,6 +250,7 @@ START_TEST(test_urgent_io_voids_probe)
 	note_reads(400000, 300);
 	ck_assert_int_eq(step_at(r->ctl.window_end_ns), 1);
 	ck_assert_int_eq(r->ctl.phase, PHASE_PROBE_DRAIN);
+	note_reads(400000, 30); /* the reader at its pace again: drained */
 	ck_assert_int_eq(step_at(r->ctl.window_end_ns), 1);
 	ck_assert_int_eq(r->ctl.phase, PHASE_PROBE_MEASURE);
 	note_reads(400000, 300);
@@ -269,6 +270,7 @@ START_TEST(test_urgent_io_voids_probe)
 	note_reads(400000, 300);
 	ck_assert_int_eq(step_at(r->ctl.next_probe_ns), 1);
 	ck_assert_int_eq(r->ctl.phase, PHASE_PROBE_DRAIN);
+	note_reads(400000, 30);
 	ck_assert_int_eq(step_at(r->ctl.window_end_ns), 1);
 	note_reads(400000, 300);
 	ck_assert_int_eq(step_at(r->ctl.window_end_ns), 1);
