@@ -53,11 +53,14 @@ uint64_t adaptive_hist_percentile(const uint32_t *hist, uint32_t permille)
 	return hist_bucket_low(HIST_OVERFLOW);
 }
 
+/* Saturating: billions of reads in the overflow bucket would not fit a 64-bit sum. */
 uint64_t adaptive_hist_time_floor(const uint32_t *hist)
 {
-	uint64_t ns = 0;
+	uint64_t ns = 0, part;
 
 	for (uint32_t i = 0; i < HIST_NR_BUCKETS; i++)
-		ns += (uint64_t)hist[i] * hist_bucket_low(i);
+		if (__builtin_mul_overflow((uint64_t)hist[i], hist_bucket_low(i), &part) ||
+		    __builtin_add_overflow(ns, part, &ns))
+			return UINT64_MAX;
 	return ns;
 }

@@ -986,6 +986,11 @@ START_TEST(test_hist_helpers)
 	ck_assert_uint_le(adaptive_hist_percentile(hist, 980), 107000);
 	ck_assert_uint_ge(adaptive_hist_percentile(hist, 990), hist_bucket_low(b));
 	ck_assert_uint_lt(adaptive_hist_percentile(hist, 990), hist_bucket_high(b));
+	/* The time the reads took, each at its bucket's floor: at most the true 29.8 ms. */
+	ck_assert_uint_le(adaptive_hist_time_floor(hist), 98 * 100000 + 2 * 1000000);
+	ck_assert_uint_ge(adaptive_hist_time_floor(hist), (98 * 100000 + 2 * 1000000) * 15 / 16);
+	hist[HIST_OVERFLOW] = UINT32_MAX; /* billions of reads past the last bucket: saturates */
+	ck_assert_uint_eq(adaptive_hist_time_floor(hist), UINT64_MAX);
 }
 END_TEST
 
