@@ -6,7 +6,8 @@
  * by pwrite and write() in turn, bg-vec 1 MiB with O_DIRECT writev (two iovecs), bg-buf
  * 1 MiB buffered write()s to a file in /dev/shm, so that the shim's writeback push follows
  * each. While the reader reads, the controller must cut the low tier down to held: the
- * writer's requests are split, the pushes go through the gate, and then every low thread
+ * pushes go through the gate (the writer's requests split on the way if it writes at a
+ * chunk level: timing, not asserted), and then every low thread
  * of the read device waits at the gate (its thread is found asleep in futex), while bg-buf,
  * whose file is on no device the foreground reads, keeps moving: the fast path is per
  * device, the push's too (adaptive-fast-push). When the reader stops, the low
@@ -160,13 +161,19 @@ static bool buf_moved(struct adaptive_region *r, uint64_t before)
 	return atomic_load(&low_ops[LOW_BUF]) >= before + 8;
 }
 
-/* The tier is held: cap 0, after splits, pushes and waits, the read device's writers asleep. */
+/*
+ * The tier is held: cap 0, after pushes and waits, the read device's writers asleep. Not
+ * "after splits": the way down to held passes the split levels (chunks under 1 MiB) for as
+ * long as the reads take to judge, and on a slow VM (kernel 6.1 under qemu) a window of a
+ * few slow reads is judged at once (a starved reader, adaptive.c): the tier went from full
+ * to held before the writers wrote at a split level, and held never splits. That is timing,
+ * which this test does not assert; adaptive-split pins a chunk and tests the splitter.
+ */
 static bool held(struct adaptive_region *r, uint64_t unused)
 {
 	(void)unused;
-	return atomic_load(&r->gate.cap) == 0 && atomic_load(&r->splits) > 0 &&
-	       atomic_load(&r->pushes) > 0 && atomic_load(&r->gate.waits) > 0 &&
-	       all_low_waiting();
+	return atomic_load(&r->gate.cap) == 0 && atomic_load(&r->pushes) > 0 &&
+	       atomic_load(&r->gate.waits) > 0 && all_low_waiting();
 }
 
 static uint64_t elapsed_s(const struct timespec *since)
@@ -199,7 +206,7 @@ static bool read_while(struct adaptive_region *r, char *buf,
 	return done(r, arg);
 }
 
-/* Read until the low tier is held (cap 0) after splits, pushes and waits, or PATIENCE_S. */
+/* Read until the low tier is held (cap 0) after pushes and waits, or PATIENCE_S. */
 static void read_until_held(struct adaptive_region *r, char *buf)
 {
 	read_while(r, buf, held, 0);
@@ -210,7 +217,6 @@ static void read_until_held(struct adaptive_region *r, char *buf)
 		(unsigned long long)atomic_load(&r->gate.waits));
 	EXPECT(atomic_load(&r->gate.cap) == 0, "the low tier was not held under an unreachable "
 	       "target (cap %u)", atomic_load(&r->gate.cap));
-	EXPECT(atomic_load(&r->splits) > 0, "no low write was split");
 	EXPECT(atomic_load(&r->pushes) > 0, "no writeback push went through the gate");
 	EXPECT(atomic_load(&r->gate.waits) > 0, "no low write waited at the gate");
 	/*
