@@ -8,7 +8,7 @@
  * fixed cost plus a cost per byte, or a bound above it when the sizes do not spread), and a
  * piece is admitted beyond the allowance only when twice its expected time fits what is left
  * of the reader's usual gap less max(1/4 of it, twice its spread), one such piece at a time
- * a device, never in a probe.
+ * a device, never in a probe; in a probe the fast path waits for a reader gone.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -151,6 +151,48 @@ START_TEST(test_gate_per_device)
 	ck_assert_uint_eq(atomic_load(&r->gate.cut_short), 2);
 	ck_assert_uint_eq(atomic_load(&r->fast_full), full + 1);
 	adaptive_region_fg_end(r, a, 0);
+}
+END_TEST
+
+/*
+ * A probe measures the reads alone: while one is under way the fast path waits for a reader
+ * gone (ADAPTIVE_GAP_MAX_NS quiet), not one between two reads; the gate holds a piece that
+ * the same quiet lets go at full outside a probe.
+ */
+START_TEST(test_probe_waits_for_a_reader_gone)
+{
+	uint32_t a = adaptive_region_dev_slot(r, adaptive_dev_key(7, 0));
+	uint64_t t = monotonic_ns(), full, cut;
+
+	adaptive_region_fg_begin(r, a, t - 100 * US);
+	adaptive_region_fg_end(r, a, t);
+	ck_assert(adaptive_region_fg_idle_on(r, a, t + 2 * MS));
+	r->ctl.phase = PHASE_PROBE_DRAIN;
+	ck_assert(!adaptive_region_fg_idle_on(r, a, t + 2 * MS));
+	ck_assert(!adaptive_region_fg_idle_on(r, ADAPTIVE_DEV_ANY, t + 2 * MS));
+	ck_assert(!adaptive_region_fg_idle_on(r, a, t + ADAPTIVE_GAP_MAX_NS));
+	ck_assert(adaptive_region_fg_idle_on(r, a, t + ADAPTIVE_GAP_MAX_NS + 1 * MS));
+	ck_assert_uint_eq(adaptive_region_fg_opens_in_on(r, a, t + 2 * MS),
+			  ADAPTIVE_GAP_MAX_NS + 1 - 2 * MS);
+	r->ctl.phase = PHASE_PROBE_MEASURE;
+	ck_assert(!adaptive_region_fg_idle_on(r, a, t + 2 * MS));
+	/* The gate, on the real clock: a reader 2 ms quiet, the piece waits out its bound. */
+	low_gate_set_cap(&r->gate, 0, 0);
+	atomic_store(&r->deadline_ns, UINT64_MAX); /* no step: the cap and phase stay as set */
+	full = atomic_load(&r->fast_full);
+	cut = atomic_load(&r->gate.cut_short);
+	t = monotonic_ns();
+	adaptive_region_fg_begin(r, a, t - 2100 * US);
+	adaptive_region_fg_end(r, a, t - 2 * MS);
+	adaptive_region_gate_enter_on(r, getpid(), self_tid(), 10 * MS, a, 0);
+	ck_assert_uint_eq(atomic_load(&r->fast_full), full);
+	ck_assert_uint_eq(atomic_load(&r->gate.cut_short), cut + 1);
+	r->ctl.phase = PHASE_RUN;
+	t = monotonic_ns();
+	adaptive_region_fg_begin(r, a, t - 2100 * US);
+	adaptive_region_fg_end(r, a, t - 2 * MS);
+	ck_assert_uint_eq(adaptive_region_gate_enter_on(r, getpid(), self_tid(), 10 * MS, a, 0), 0);
+	ck_assert_uint_eq(atomic_load(&r->fast_full), full + 1);
 }
 END_TEST
 
@@ -315,6 +357,7 @@ int main(void)
 	tcase_add_test(tc, test_device_slots);
 	tcase_add_test(tc, test_idle_per_device);
 	tcase_add_test(tc, test_gate_per_device);
+	tcase_add_test(tc, test_probe_waits_for_a_reader_gone);
 	tcase_add_test(tc, test_service_time);
 	tcase_add_test(tc, test_gap_fits);
 	tcase_add_test(tc, test_gap_admit);
