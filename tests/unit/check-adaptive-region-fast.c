@@ -11,6 +11,7 @@
  * a device, never in a probe; in a probe the fast path waits for a reader gone.
  */
 #include <check.h>
+#include <math.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -151,6 +152,39 @@ START_TEST(test_gate_per_device)
 	ck_assert_uint_eq(atomic_load(&r->gate.cut_short), 2);
 	ck_assert_uint_eq(atomic_load(&r->fast_full), full + 1);
 	adaptive_region_fg_end(r, a, 0);
+}
+END_TEST
+
+/*
+ * The quiet that makes a reader idle grows with the spread of its gaps: one of regular 5 ms
+ * gaps is idle after 2 x 5 ms, one of random arrivals (exponential gaps, 650 us on average:
+ * an open-loop reader) not before about 8 x its mean, where one gap in 2700 lasts that long.
+ */
+START_TEST(test_quiet_grows_with_spread)
+{
+	uint32_t a = adaptive_region_dev_slot(r, adaptive_dev_key(7, 0));
+	uint32_t b = adaptive_region_dev_slot(r, adaptive_dev_key(7, 1));
+	uint64_t t = monotonic_ns(), end = t - 2 * ADAPTIVE_GAP_MAX_NS, seed = 42, false_idle = 0;
+
+	reads_until(a, t, 5100 * US, 100 * US, 60);
+	ck_assert(!adaptive_region_fg_idle_on(r, a, t + 9 * MS));
+	ck_assert(adaptive_region_fg_idle_on(r, a, t + 11 * MS));
+	for (int i = 0; i < 2000; i++) {
+		double u;
+		uint64_t gap;
+
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		u = (double)(seed >> 11) / 9007199254740992.0;
+		gap = (uint64_t)(-log(1.0 - u) * 650e3);
+		/* Idle at the arrival: a piece would have gone at full in this gap. */
+		false_idle += i > 200 && adaptive_region_fg_idle_on(r, b, end + gap);
+		adaptive_region_fg_begin(r, b, end + gap);
+		end += gap + 300 * US;
+		adaptive_region_fg_end(r, b, end);
+	}
+	ck_assert_uint_le(false_idle, 5); /* 2 x the mean alone: 1 in 7.4, about 240 of 1800 */
+	ck_assert(!adaptive_region_fg_idle_on(r, b, end + 4 * MS));
+	ck_assert(adaptive_region_fg_idle_on(r, b, end + 2 * ADAPTIVE_GAP_MAX_NS + 1 * MS));
 }
 END_TEST
 
@@ -357,6 +391,7 @@ int main(void)
 	tcase_add_test(tc, test_device_slots);
 	tcase_add_test(tc, test_idle_per_device);
 	tcase_add_test(tc, test_gate_per_device);
+	tcase_add_test(tc, test_quiet_grows_with_spread);
 	tcase_add_test(tc, test_probe_waits_for_a_reader_gone);
 	tcase_add_test(tc, test_service_time);
 	tcase_add_test(tc, test_gap_fits);
