@@ -445,6 +445,25 @@ static void print_background(void)
 	printf("],");
 }
 
+/* The worst foreground latency (ms, from arrival) of the reads that started in each 100 ms
+ * bucket, beside bg_buckets_mb: it tells when a tail happened, which a P99 over the run
+ * cannot (one stall of a second and sixty quiet buckets give the same P99 as a steady
+ * tail). s is sorted by start; a bucket without reads is 0. */
+static void print_fg_buckets(const struct sample *s, size_t n)
+{
+	int full = (int)((g.end - g.t0) / BUCKET_NS);
+	size_t i = 0;
+
+	printf("\"fg_worst_ms\":[");
+	for (int b = 0; b < full; b++) {
+		uint32_t worst = 0;
+		for (; i < n && (int64_t)s[i].start_us * 1000 < (b + 1) * BUCKET_NS; i++)
+			worst = s[i].lat_ns > worst ? s[i].lat_ns : worst;
+		printf("%s%.2f", b ? "," : "", worst / 1e6);
+	}
+	printf("],");
+}
+
 static void print_results(struct fg *fgs)
 {
 	size_t n = 0, nw = 0, dropped = 0;
@@ -486,6 +505,7 @@ static void print_results(struct fg *fgs)
 	       wait_sum / 1e6 / (busy_s + 1e-9));
 	print_background();
 	print_reaction(all, n);
+	print_fg_buckets(all, n);
 	printf("\"react_us\":%.1f,\"seconds\":%.1f}\n", g.react_us, (g.end - g.t0) / 1e9);
 	free(all);
 	free(lat);
