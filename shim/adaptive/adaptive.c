@@ -37,9 +37,10 @@
  * none in flight, each sample clipped to max(4 x the average, 1 ms) and 50 ms, so an idle
  * spell moves it by a fraction). A low piece goes at full, the allowance ignored
  * (adaptive_region_gate_enter_on, piece_allowance: 1 MiB pieces), once no read of its device
- * is in flight and the last ended over max(2 x the gap, 1 ms) ago (twice: a reader's ordinary
- * pause must not open the gate under its next read; 1 ms: a reader preempted for less is not
- * idle), or while only other devices are read; else the allowance applies, from the first
+ * is in flight and the last ended over max(2 x the gap + 8 x its spread, 1 ms) ago (twice: a
+ * reader's ordinary pause must not open the gate under its next read; the spread: random
+ * arrivals may come at any time; 1 ms: a reader preempted for less is not idle; 50 ms in a
+ * probe, whose baseline is the reads alone), or while only other devices are read; else the allowance applies, from the first
  * read after idle (tests/adaptive/fast-path.c: within 1 ms; 50-65 ms before). Gaps are
  * filled: a piece the allowance has no room for goes if twice its expected service time (the
  * low tier's own O_DIRECT pieces there: a fixed cost plus a cost per byte) ends before the
@@ -193,7 +194,7 @@
  * the window has ended: with every low thread held nobody else would, and before this a
  * release took 2-3 s of every reader-off period; before each wait it also asks the fast
  * path, and sleeps no longer than until the reader would be idle on its device
- * (adaptive_region_fg_opens_in_on: its last end + max(2 x gap, 1 ms), or 1 ms polls while a
+ * (adaptive_region_fg_opens_in_on: its last end + the quiet above, or 1 ms polls while a
  * read is in flight; a quarter of the gap, 0.1 to 1 ms, when its piece could fill one), so a
  * waiter goes at full about 1 ms after the reader fell idle, with nothing on the reader's
  * path to wake it. Every wait is bounded by IOTIER_GATE_WAIT
