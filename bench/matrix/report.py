@@ -11,6 +11,8 @@ import os
 import statistics
 import sys
 
+import goals
+
 
 def ratio(a, b):
     return a / b if a is not None and b else None
@@ -100,8 +102,9 @@ def markdown(results):
             "(share) | idle MB/s (share) | lock wait P99 | reaction (max) |")
     lines = [f"Adaptive matrix, {results['started']}; load average at start "
              f"{results['load'][0]:.1f}; static = `{results['static']}`. Ratios over the "
-             "reader alone; shares of untagged; bound from the disk model (README.md).", "",
-             head, "|" + "---|" * 12]
+             "reader alone; shares of untagged; bound from the disk model (README.md).", ""]
+    lines += goals.markdown_lines(results, variant_names(results), figures)
+    lines += [head, "|" + "---|" * 12]
     for c in results["cells"]:
         alone = c["variants"].get("alone", {})
         if "error" in alone:

@@ -4,7 +4,8 @@
 # cases computed by hand (a closed-loop QD1 reader on the sata model, an open-loop reader on
 # the cloud model), the prediction the bound is checked with, and the report
 # (bench/matrix/report.py) on a canned results.json: the ratios over alone, the shares of
-# untagged, the fraction of the bound, the reaction, the Markdown table and both heat maps.
+# untagged, the fraction of the bound, the reaction, the goals counted (bench/matrix/goals.py),
+# the Markdown table and both heat maps.
 # Usage: test-matrix.py BENCH_DIR
 import importlib.machinery
 import importlib.util
@@ -18,6 +19,7 @@ import xml.dom.minidom
 BENCH = os.path.abspath(sys.argv.pop(1))
 sys.path.insert(0, os.path.join(BENCH, "matrix"))
 import bound  # noqa: E402
+import goals  # noqa: E402
 import report  # noqa: E402
 
 SATA = {"lat_us": 100, "bw": 200_000_000, "channels": 1}
@@ -149,6 +151,42 @@ class Report(unittest.TestCase):
         self.assertFalse(mod.cell_finished(CELL, types.SimpleNamespace(
             targets=["read.p99<=2x"], builds={"old": "/x"})))
 
+
+STEADY = {"preset": "cloud", "pattern": "steady", "read": "dio", "bg": "bufsync",
+          "variants": {"alone": run(1000, 1500, 0, 0, 0, idle_s=0),
+                       "untagged": run(9000, 12000, 90, 90, 0, idle_s=0),
+                       "idle": run(1000, 1500, 0, 0, 0, idle_s=0),
+                       "static": run(1000, 1600, 16, 16, 0, idle_s=0),
+                       "target:read.p99<=2x": run(1200, 2700, 60, 40, 0, idle_s=0)},
+          "bound": {"read.p99<=2x": {"total_mb_s": 80.0}}}
+
+
+class Goals(unittest.TestCase):
+    """Issue 23's goals counted over the cells (bench/matrix/goals.py), into results.md."""
+
+    def test_counts(self):
+        names = report.variant_names(RESULTS)
+        t = goals.tally([CELL, STEADY], names, RESULTS["targets"], report.figures)
+        target = t["target:read.p99<=2x"]
+        # bursty: 3.0x, 75% of the bound, 50% busy, 75% idle, 30 ms; steady: 1.8x, 75%, 44%
+        self.assertEqual(target["met"], {"p99": 1, "bound": 2, "busy": 2, "idle": 0,
+                                         "react": 0, "all": 1})
+        self.assertEqual(target["of"]["idle"], 1)  # the bursty cell only
+        self.assertEqual(t["idle"]["met"]["p99"], 2)  # judged at the first target's 2x
+        self.assertEqual(t["idle"]["met"]["idle"], 1)  # 180 of untagged's 200 idle: 90%, met
+        self.assertEqual(t["idle"]["met"]["all"], 1)  # bursty: 1.5x, 83% of the bound, 50%
+        self.assertEqual(goals.k_of("target:read.p99<=1.5x@old", ["read.p99<=2x"]), 1.5)
+        self.assertEqual(goals.k_of("untagged", ["read.p99<=3x"]), 3.0)
+
+    def test_markdown(self):
+        md = report.markdown(dict(RESULTS, cells=[CELL, STEADY]))
+        self.assertIn("| foreground P99 ≤ k× alone | 0 of 2 | 2 of 2 | 2 of 2 | 1 of 2 |", md)
+        self.assertIn("| P99, bound and busy share at once | 0 of 2 | 1 of 2 | 0 of 2 | 1 of 2 |", md)
+        self.assertIn("| median P99 ÷ alone / of the bound / busy share | 8.00× / 119% / 100% |", md)
+        self.assertIn("| dio | 1 | 0, 0, 3.00× |", md)
+        self.assertIn("| bufsync | 1 | 1, 1, 1.80× |", md)
+        self.assertIn("| bursty | 1 | 0, 0, 3.00× |", md)
+        self.assertLess(md.index("Goals (issue 23)"), md.index("| cell | variant |"))
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
