@@ -425,6 +425,19 @@ void adaptive_init(struct adaptive *c, const struct adaptive_params *p,
 	c->miss_level = c->resume_level = c->debt_level = c->good_level = NONE;
 	c->next_probe_ns = now_ns; /* the first baseline as soon as the reader shows up */
 	c->last_step_ns = now_ns;
+	if (t->relative) {
+		/*
+		 * No baseline yet, so no bound: released at held. The level shows full and the
+		 * fast path gives the low tier all of it while nothing reads (and before the
+		 * first read ever); from the reader's first read the tier is held, until its
+		 * first probe (at the first look that sees it) and the slow start after it. At
+		 * full until that look, the matrix's open-loop reader got a third of its run's
+		 * reads over 2x alone in the first 100 ms (the queue of arrivals behind 1 MiB
+		 * writes), and a reader beside a sequential one waited 0.5 s for one read.
+		 */
+		c->released = 1;
+		c->resume_level = 0;
+	}
 	set_level(c, ADAPTIVE_LEVEL_FULL);
 	start_window(c, now_ns, window_len(c));
 }
@@ -488,7 +501,12 @@ static uint32_t alone_over_permille(const struct adaptive *c)
 
 static void start_probe(struct adaptive *c, uint64_t now_ns)
 {
-	c->run_level = c->level;
+	/*
+	 * Without a baseline yet the run's level is full (held from the first read only until
+	 * this probe, adaptive_init): a probe too short or void for one goes back there, as a
+	 * reader too slow for a baseline always did, and the first that gives one slow-starts.
+	 */
+	c->run_level = c->target_ns || !c->target.relative ? c->level : ADAPTIVE_LEVEL_FULL;
 	set_level(c, 0);
 	c->phase = PHASE_PROBE_DRAIN;
 	c->probes++;
@@ -1008,7 +1026,7 @@ void adaptive_step(struct adaptive *c, uint64_t now_ns, const struct adaptive_wi
 
 	if (now_ns < c->last_step_ns)
 		now_ns = c->last_step_ns; /* a caller's clock never runs backwards here */
-	if (c->cap == 0)
+	if (c->cap == 0 && !c->released) /* released, the cap is for the reader's return */
 		c->held_ns += now_ns - c->last_step_ns;
 	c->last_step_ns = now_ns;
 	accumulate(&c->pending, w);

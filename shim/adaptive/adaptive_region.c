@@ -168,6 +168,17 @@ static bool fg_read_anywhere(struct adaptive_region *r)
 	return false;
 }
 
+/*
+ * Nothing read anywhere yet counts as idle only while the controller's allowance waits for
+ * a reader (released: as a relative target starts, adaptive_init): then the low tier goes at
+ * full until a reader shows up and is held from its first read. Otherwise the allowance
+ * stands (a cap a test pinned, an absolute target's).
+ */
+static bool awaits_reader(struct adaptive_region *r)
+{
+	return __atomic_load_n(&r->ctl.released, __ATOMIC_RELAXED) != 0;
+}
+
 /* Is slot @f idle at @now_ns (a slot never read is not)? */
 static bool slot_idle(struct adaptive_fg *f, uint64_t now_ns, bool in_probe)
 {
@@ -184,7 +195,7 @@ bool adaptive_region_fg_idle_on(struct adaptive_region *r, uint32_t dev, uint64_
 
 	if (dev < ADAPTIVE_FG_SLOTS)
 		return fg_read(&r->fg[dev]) ? slot_idle(&r->fg[dev], now_ns, in_probe)
-					    : fg_read_anywhere(r);
+					    : fg_read_anywhere(r) || awaits_reader(r);
 	for (uint32_t i = 0; i < ADAPTIVE_FG_SLOTS; i++) {
 		if (!fg_read(&r->fg[i]))
 			continue;
@@ -192,7 +203,7 @@ bool adaptive_region_fg_idle_on(struct adaptive_region *r, uint32_t dev, uint64_
 			return false;
 		seen = true;
 	}
-	return seen;
+	return seen || awaits_reader(r);
 }
 
 /* adaptive_region_fg_opens_in for one slot; UINT64_MAX when it was never read. */
@@ -215,14 +226,15 @@ uint64_t adaptive_region_fg_opens_in_on(struct adaptive_region *r, uint32_t dev,
 
 	if (dev < ADAPTIVE_FG_SLOTS) {
 		opens = slot_opens_in(&r->fg[dev], now_ns, in_probe);
-		return opens != UINT64_MAX || !fg_read_anywhere(r) ? opens : 0;
+		return opens != UINT64_MAX || (!fg_read_anywhere(r) && !awaits_reader(r)) ? opens
+											      : 0;
 	}
 	for (uint32_t i = 0; i < ADAPTIVE_FG_SLOTS; i++) {
 		opens = slot_opens_in(&r->fg[i], now_ns, in_probe);
 		if (opens != UINT64_MAX && (latest == UINT64_MAX || opens > latest))
 			latest = opens;
 	}
-	return latest;
+	return latest == UINT64_MAX && awaits_reader(r) ? 0 : latest;
 }
 
 uint32_t adaptive_region_piece_on(struct adaptive_region *r, uint32_t dev, uint32_t chunk,

@@ -245,9 +245,11 @@ uint32_t adaptive_region_dev_slot(struct adaptive_region *r, uint64_t key);
 /*
  * Has the foreground been idle on device slot @dev at @now_ns for longer than its usual
  * gap there? A device it never read is idle once it reads another; before its first read
- * anywhere, false: there is no gap to judge by, and the slow loop's allowance stands (at
- * full, unless a test or a probe set it). ADAPTIVE_DEV_ANY (adaptive_region_fg_idle): idle
- * on every device it read. Every field is clipped, never trusted.
+ * anywhere, only while the controller is released (a relative target starts released at
+ * held, adaptive_init: the low tier at full until a reader shows up, held from its first
+ * read, not from the first look at it); otherwise the slow loop's allowance stands.
+ * ADAPTIVE_DEV_ANY (adaptive_region_fg_idle): idle on every device it read. Every field is
+ * clipped, never trusted.
  */
 bool adaptive_region_fg_idle_on(struct adaptive_region *r, uint32_t dev, uint64_t now_ns);
 static inline bool adaptive_region_fg_idle(struct adaptive_region *r, uint64_t now_ns)
@@ -258,9 +260,10 @@ static inline bool adaptive_region_fg_idle(struct adaptive_region *r, uint64_t n
 /*
  * How long from @now_ns until the foreground would be idle on @dev if no read starts
  * meanwhile: 0 when it is; ADAPTIVE_BUSY_POLL_NS while a read is in flight (its end is not
- * known); UINT64_MAX before its first read. A held waiter sleeps no longer than this, so it
- * goes at full within about a millisecond of the fast path opening, with no wake-up from the
- * reader. ADAPTIVE_DEV_ANY: the latest of the devices it read.
+ * known); before its first read anywhere UINT64_MAX (0 while released: idle then). A held
+ * waiter sleeps no longer than this, so it goes at full within about a millisecond of the
+ * fast path opening, with no wake-up from the reader. ADAPTIVE_DEV_ANY: the latest of the
+ * devices it read.
  */
 #define ADAPTIVE_BUSY_POLL_NS 1000000ull /* 1 ms */
 uint64_t adaptive_region_fg_opens_in_on(struct adaptive_region *r, uint32_t dev,

@@ -48,6 +48,7 @@ static volatile int negative = -1;
 static void pin_region(void)
 {
 	atomic_store(&region->deadline_ns, UINT64_MAX);
+	region->ctl.released = 0; /* nor waiting for a reader: the cap stands */
 	atomic_store(&region->chunk, CHUNK);
 	atomic_store(&region->gate.lease_ns, 0);
 	atomic_store(&region->gate.cap, 2);

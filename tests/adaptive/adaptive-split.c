@@ -56,6 +56,7 @@ static const char *dir;
 static void pin_region(uint32_t cap, uint32_t chunk)
 {
 	atomic_store(&region->deadline_ns, UINT64_MAX);
+	region->ctl.released = 0; /* nor waiting for a reader: the cap stands */
 	atomic_store(&region->chunk, chunk);
 	low_gate_set_cap(&region->gate, cap, 0);
 }

@@ -98,6 +98,7 @@ static int write_text(const char *path, const char *text)
 static void pin_cap_one(void)
 {
 	atomic_store(&region->deadline_ns, UINT64_MAX);
+	region->ctl.released = 0; /* nor waiting for a reader: the cap stands */
 	for (uint32_t d = 0; d < ADAPTIVE_FG_SLOTS; d++)
 		atomic_store(&region->fg[d].last_ns, 0);
 	atomic_store(&region->chunk, CHUNK);

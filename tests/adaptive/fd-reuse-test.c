@@ -401,6 +401,7 @@ static int setup(const char *dir)
 		return test_fail("setup: %m");
 	/* The controller stopped, one slot, forever: a slot held is a slot others wait for. */
 	atomic_store(&region->deadline_ns, UINT64_MAX);
+	region->ctl.released = 0; /* nor waiting for a reader: the cap stands */
 	low_gate_set_cap(&region->gate, 1, 0);
 	return 0;
 }

@@ -68,6 +68,7 @@ static struct lock_pair *pair;
 static void pin_held(void)
 {
 	atomic_store(&region->deadline_ns, UINT64_MAX);
+	region->ctl.released = 0; /* nor waiting for a reader: the cap stands */
 	atomic_store(&region->chunk, CHUNK);
 	low_gate_set_cap(&region->gate, 0, 0);
 }

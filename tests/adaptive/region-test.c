@@ -259,6 +259,7 @@ static void mode_bound(void)
 	pthread_t t;
 
 	atomic_store(&region->deadline_ns, UINT64_MAX); /* the controller stopped */
+	region->ctl.released = 0; /* nor waiting for a reader: the cap stands */
 	low_gate_set_cap(&region->gate, 0, 0);           /* held, for ever */
 	if (!EXPECT(pthread_create(&t, NULL, lifter, NULL) == 0, "pthread_create"))
 		return;

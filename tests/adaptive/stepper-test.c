@@ -261,6 +261,7 @@ static void mode_holder(bool killed)
 	pid_t child;
 
 	atomic_store(&region->deadline_ns, UINT64_MAX); /* the controller stopped: cap stays */
+	region->ctl.released = 0; /* nor waiting for a reader: the cap stands */
 	low_gate_set_cap(&region->gate, 1, 0);
 	if (!EXPECT(pipe(report) == 0, "pipe: %m"))
 		return;
@@ -388,6 +389,7 @@ static void mode_idle(void)
 	unsigned n = 0;
 
 	atomic_store(&region->deadline_ns, UINT64_MAX); /* the controller stopped: cap stays */
+	region->ctl.released = 0; /* nor waiting for a reader: the cap stands */
 	low_gate_set_cap(&region->gate, 0, 0);
 	atomic_store(&write_done, 1);
 	if (!EXPECT(pthread_create(&r, NULL, trial_reader, NULL) == 0, "pthread_create") ||

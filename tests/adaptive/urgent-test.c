@@ -250,6 +250,7 @@ int main(int argc, char **argv)
 		return T_EXIT_FAIL;
 	/* The controller stopped: the window keeps what it is given. */
 	atomic_store(&region->deadline_ns, UINT64_MAX);
+	region->ctl.released = 0; /* nor waiting for a reader: the cap stands */
 	atomic_store(&region->chunk, CHUNK);
 	if (gate)
 		gate_mode();

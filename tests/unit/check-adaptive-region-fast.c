@@ -99,7 +99,7 @@ START_TEST(test_idle_per_device)
 	uint32_t b = adaptive_region_dev_slot(r, adaptive_dev_key(7, 1));
 	uint64_t t = monotonic_ns();
 
-	/* No read anywhere yet: the allowance stands for everyone. */
+	/* No read anywhere yet, not released: the allowance stands for everyone. */
 	ck_assert(!adaptive_region_fg_idle_on(r, a, t));
 	ck_assert(!adaptive_region_fg_idle_on(r, b, t));
 	ck_assert(!adaptive_region_fg_idle_on(r, ADAPTIVE_DEV_ANY, t));
@@ -152,6 +152,34 @@ START_TEST(test_gate_per_device)
 	ck_assert_uint_eq(atomic_load(&r->gate.cut_short), 2);
 	ck_assert_uint_eq(atomic_load(&r->fast_full), full + 1);
 	adaptive_region_fg_end(r, a, 0);
+}
+END_TEST
+
+/*
+ * A relative target starts released at held (adaptive_init): before any read the low tier
+ * goes at full (nothing read is idle), and from the reader's first read it is held, before
+ * any step or look of the controller.
+ */
+START_TEST(test_held_from_first_read)
+{
+	struct adaptive_region *rel = region_fixture("read.p99<=2x", monotonic_ns());
+	uint32_t a = adaptive_region_dev_slot(rel, adaptive_dev_key(7, 0));
+	uint64_t full = atomic_load(&rel->fast_full), cut = atomic_load(&rel->gate.cut_short);
+
+	ck_assert_uint_eq(atomic_load(&rel->gate.cap), 0);
+	ck_assert(adaptive_region_fg_idle_on(rel, a, monotonic_ns()));
+	ck_assert(adaptive_region_fg_idle_on(rel, ADAPTIVE_DEV_ANY, monotonic_ns()));
+	ck_assert_uint_eq(adaptive_region_fg_opens_in_on(rel, ADAPTIVE_DEV_ANY, monotonic_ns()), 0);
+	atomic_store(&rel->deadline_ns, UINT64_MAX); /* no step: the cap stays as it starts */
+	ck_assert_uint_eq(adaptive_region_gate_enter_on(rel, getpid(), self_tid(), 10 * MS, a, 0),
+			  0);
+	ck_assert_uint_eq(atomic_load(&rel->fast_full), full + 1);
+	adaptive_region_fg_begin(rel, a, monotonic_ns());
+	adaptive_region_gate_enter_on(rel, getpid(), self_tid(), 10 * MS, a, 0);
+	ck_assert_uint_eq(atomic_load(&rel->gate.cut_short), cut + 1);
+	ck_assert_uint_eq(atomic_load(&rel->fast_full), full + 1);
+	adaptive_region_fg_end(rel, a, 0);
+	adaptive_region_destroy(rel);
 }
 END_TEST
 
@@ -392,6 +420,7 @@ int main(void)
 	tcase_add_test(tc, test_idle_per_device);
 	tcase_add_test(tc, test_gate_per_device);
 	tcase_add_test(tc, test_quiet_grows_with_spread);
+	tcase_add_test(tc, test_held_from_first_read);
 	tcase_add_test(tc, test_probe_waits_for_a_reader_gone);
 	tcase_add_test(tc, test_service_time);
 	tcase_add_test(tc, test_gap_fits);

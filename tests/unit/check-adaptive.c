@@ -55,6 +55,20 @@ static void start_at(const char *target, uint32_t level)
 	adaptive_repair(&c);
 }
 
+/*
+ * A relative target's controller as if its probes had measured @baseline_ns: judged from
+ * the next window, no probe due, no longer released at held as it starts (adaptive_init).
+ */
+static void as_if_probed(uint64_t baseline_ns)
+{
+	c.baseline_ns = baseline_ns;
+	c.target_ns = baseline_ns * c.target.factor_milli / 1000;
+	c.next_probe_ns = 3600 * SEC;
+	c.released = 0;
+	c.resume_level = UINT32_MAX; /* none */
+	adaptive_repair(&c);
+}
+
 static void run_until(uint64_t until)
 {
 	sim_run(&dev, &c, &now, until, c.target_ns ? c.target_ns : UINT64_MAX, &st);
@@ -350,9 +364,7 @@ START_TEST(test_cut_in_proportion)
 	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL - 1);
 	/* Relative: the excess is over the baseline. 400 us alone, 2x: 800 us. */
 	start("read.p99<=2x");
-	c.baseline_ns = 400000;
-	c.target_ns = 800000;
-	c.next_probe_ns = 3600 * SEC; /* judged windows, no probe in between */
+	as_if_probed(400000);
 	feed(11200000, 300, ADAPTIVE_DEBT_NONE); /* 27 allowances over alone: four */
 	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL - 4);
 	feed(1000000, 300, ADAPTIVE_DEBT_NONE); /* 1.5 allowances: one */
@@ -464,9 +476,7 @@ END_TEST
 START_TEST(test_held_miss_is_outside)
 {
 	start("read.p99<=2x");
-	c.baseline_ns = 500000;
-	c.target_ns = 1000000;
-	c.next_probe_ns = 3600 * SEC;
+	as_if_probed(500000);
 	c.level = 1;
 	adaptive_repair(&c);
 	feed(30 * MS, 300, ADAPTIVE_DEBT_NONE); /* a host's hiccup: held */
@@ -509,8 +519,7 @@ START_TEST(test_stopped_reader_not_waited_for)
 	static struct adaptive_window w;
 
 	start("read.p99<=2x");
-	c.baseline_ns = 500000;
-	c.target_ns = 1000000;
+	as_if_probed(500000);
 	c.next_probe_ns = 0; /* a probe is due */
 	c.level = 3;
 	adaptive_repair(&c);
@@ -846,6 +855,42 @@ START_TEST(test_probe_needs_reads)
 END_TEST
 
 /*
+ * A relative target starts released at held (adaptive_init): the level shows full, and the
+ * allowance the fast path applies from a reader's first read is held, until the first
+ * probe; one too short for a baseline goes back to full, as before, and one that gives a
+ * baseline slow-starts at level 1. Before, the tier was at full until the first look at
+ * the reader: the matrix's open-loop reader had a third of its run's slow reads there.
+ */
+START_TEST(test_released_at_held_until_baseline)
+{
+	start("read.p99<=2x");
+	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL);
+	ck_assert_uint_eq(c.released, 1);
+	ck_assert_uint_eq(c.cap, 0);
+	feed(0, 0, ADAPTIVE_DEBT_NONE);
+	feed(0, 0, ADAPTIVE_DEBT_NONE); /* nobody reads: so it stays, and nothing is held */
+	ck_assert_uint_eq(c.cap, 0);
+	ck_assert_uint_eq(c.released, 1);
+	ck_assert_uint_eq(c.held_ns, 0);
+	to_probe_measure();
+	ck_assert_uint_eq(c.level, 0);
+	while (c.phase == PHASE_PROBE_MEASURE)
+		feed(400000, 2, ADAPTIVE_DEBT_NONE); /* too slow a reader for a baseline */
+	ck_assert_uint_eq(c.baseline_ns, 0);
+	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL);
+	ck_assert_uint_eq(c.released, 0);
+	ck_assert_uint_eq(c.cap, ADAPTIVE_UNLIMITED);
+	c.next_probe_ns = now;
+	to_probe_measure();
+	while (c.phase == PHASE_PROBE_MEASURE)
+		feed(400000, 300, ADAPTIVE_DEBT_NONE);
+	assert_baseline_near(400000);
+	ck_assert_uint_eq(c.level, 1);
+	ck_assert_uint_eq(c.slow_start, 1);
+}
+END_TEST
+
+/*
  * An urgent thread's I/O (a flush) during a probe, in its drain or its measure: the reads
  * were not alone, no baseline, another probe after probe_retry_ns.
  */
@@ -1034,6 +1079,7 @@ int main(void)
 	tcase_add_test(rules, test_debt_ends_probe);
 	tcase_add_test(rules, test_baseline_survives_noise);
 	tcase_add_test(rules, test_probe_needs_reads);
+	tcase_add_test(rules, test_released_at_held_until_baseline);
 	tcase_add_test(rules, test_probe_void_with_urgent_io);
 	tcase_add_test(rules, test_l0_floor_curve);
 	tcase_add_test(rules, test_l0_floor_holds_level);
