@@ -445,10 +445,13 @@ static void print_background(void)
 	printf("],");
 }
 
-/* The worst foreground latency (ms, from arrival) of the reads that started in each 100 ms
- * bucket, beside bg_buckets_mb: it tells when a tail happened, which a P99 over the run
- * cannot (one stall of a second and sixty quiet buckets give the same P99 as a steady
- * tail). s is sorted by start; a bucket without reads is 0. */
+/*
+ * Per 100 ms bucket, beside bg_buckets_mb, of the reads that started in it: the worst
+ * latency (ms, from arrival) and how many took over react_us (k x alone's percentile, the
+ * target's bound). They tell when a tail happened and where the run's slow reads are, which
+ * a P99 over the run cannot (one stall of a second and sixty quiet buckets give the same
+ * P99 as a steady tail). s is sorted by start; a bucket without reads is 0.
+ */
 static void print_fg_buckets(const struct sample *s, size_t n)
 {
 	int full = (int)((g.end - g.t0) / BUCKET_NS);
@@ -460,6 +463,14 @@ static void print_fg_buckets(const struct sample *s, size_t n)
 		for (; i < n && (int64_t)s[i].start_us * 1000 < (b + 1) * BUCKET_NS; i++)
 			worst = s[i].lat_ns > worst ? s[i].lat_ns : worst;
 		printf("%s%.2f", b ? "," : "", worst / 1e6);
+	}
+	printf("],\"fg_slow\":[");
+	i = 0;
+	for (int b = 0; b < full; b++) {
+		unsigned slow = 0;
+		for (; i < n && (int64_t)s[i].start_us * 1000 < (b + 1) * BUCKET_NS; i++)
+			slow += g.react_us > 0 && s[i].lat_ns > g.react_us * 1000;
+		printf("%s%u", b ? "," : "", slow);
 	}
 	printf("],");
 }
