@@ -134,7 +134,9 @@
  * even when it is held, and holding more cannot remove them: each probe counts its reads over
  * the target, and pooled over the recent probes (leaving out any whose baseline was over
  * twice the median) they give alone_permille, which a window must exceed by the allowance to
- * miss. Until a baseline exists a relative target judges nothing and the tier runs at full; a
+ * miss. Until a baseline exists a relative target judges nothing: it starts released at held
+ * (adaptive_init: at full while nothing reads, held from the reader's first read), and a
+ * probe that gives no baseline returns the tier to full, as for a reader too slow for one; a
  * probe starts at the first window with reads, never while the reader is idle, the debt is up
  * or the L0 floor is full, and either ends a probe under way.
  *
