@@ -443,10 +443,9 @@ static ssize_t low_io(struct low_call *call, char *buf, size_t n, off_t off)
 	/* unchecked, as a filter only: whatever it says, a cut call asks piece_allowance */
 	chunk = atomic_load_explicit(&adaptive_on->chunk, memory_order_relaxed);
 
-	/* A buffered read under a cap reads what it asks: no readahead outside its slot. */
+	/* A buffered read reads what it asks: no readahead outside its slot, nor queued. */
 	if (kind == FD_KIND_FILE && !op_writes(call->op))
-		adaptive_low_readahead(call->fd, chunk != ADAPTIVE_UNLIMITED &&
-					 !adaptive_region_fg_idle(adaptive_on, now_ns()));
+		adaptive_low_readahead_off(call->fd);
 	/* A write to a file the foreground writes too (a WAL): whole, never held. */
 	if (unlikely(op_writes(call->op) && file_shared(call->fd, kind))) {
 		ret = real_io(call, buf, n, off);

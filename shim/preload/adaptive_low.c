@@ -290,7 +290,7 @@ uint32_t dev_slot_find(int fd)
 
 /* ---- readahead under a cap ------------------------------------------------------------ */
 
-void adaptive_low_readahead(int fd, bool capped)
+void adaptive_low_readahead_off(int fd)
 {
 	struct fd_path *p;
 	uint32_t flags;
@@ -300,15 +300,13 @@ void adaptive_low_readahead(int fd, bool capped)
 		return;
 	p = &fd_paths[fd];
 	flags = atomic_load_explicit(&p->flags, memory_order_relaxed);
-	if (likely(capped == !!(flags & FD_RA_OFF)) || (flags & FD_ADVISED) ||
-	    (flags & FD_KIND_MASK) != FD_KIND_FILE)
+	if (likely(flags & FD_RA_OFF) || (flags & FD_KIND_MASK) != FD_KIND_FILE)
 		return;
-	/* One thread advises; the bit goes with it, so NORMAL undoes only our own RANDOM. */
-	if (!atomic_compare_exchange_strong(&p->flags, &flags, flags ^ FD_RA_OFF))
+	/* One thread advises: the bit says it is done. */
+	if (!atomic_compare_exchange_strong(&p->flags, &flags, flags | FD_RA_OFF))
 		return;
 	saved = errno;
-	sys_call(SYS_fadvise64, fd, (off_t)0, (off_t)0,
-		 capped ? POSIX_FADV_RANDOM : POSIX_FADV_NORMAL);
+	sys_call(SYS_fadvise64, fd, (off_t)0, (off_t)0, POSIX_FADV_RANDOM);
 	errno = saved;
 }
 

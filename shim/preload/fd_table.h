@@ -48,12 +48,11 @@ enum {
 	FD_REQ_MASK = 31u << FD_REQ_SHIFT,
 	FD_REQ_NONE = 31u,
 	/*
-	 * Readahead (docs/adaptive.md, "What a low thread's calls see"): the program advised this fd's access
-	 * pattern (posix_fadvise NORMAL, SEQUENTIAL, RANDOM or NOREUSE), so the shim leaves its
-	 * readahead alone; or the shim advised POSIX_FADV_RANDOM on it for a low thread's reads
-	 * under a cap, to be undone (POSIX_FADV_NORMAL) once the tier runs at full again.
+	 * Readahead (docs/adaptive.md, "What a low thread's calls see"): the shim advised
+	 * POSIX_FADV_RANDOM on this fd for a low thread's reads under a target; cleared when
+	 * the program gives the fd an access pattern of its own, so the next low read advises
+	 * it again.
 	 */
-	FD_ADVISED = 1u << 15,
 	FD_RA_OFF = 1u << 16,
 	/*
 	 * The adaptive tier's slot for the fd's whole-disk device (adaptive_region_dev_slot),

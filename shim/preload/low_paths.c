@@ -417,7 +417,8 @@ void low_paths_advised(int fd, int advice)
 	if ((unsigned)fd >= PATH_FD_MAX || advice == POSIX_FADV_WILLNEED ||
 	    advice == POSIX_FADV_DONTNEED)
 		return;
-	atomic_fetch_or_explicit(&fd_paths[fd].flags, FD_ADVISED, memory_order_relaxed);
+	atomic_fetch_and_explicit(&fd_paths[fd].flags, ~(uint32_t)FD_RA_OFF,
+				  memory_order_relaxed);
 }
 
 /*

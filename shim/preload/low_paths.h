@@ -68,8 +68,9 @@ SHIM_HIDDEN void low_paths_opened(int fd, const char *path);
 SHIM_HIDDEN void low_paths_closing(int fd);
 
 /*
- * The program gave @fd an @advice (posix_fadvise): one on the access pattern marks the fd
- * FD_ADVISED, whose readahead the adaptive tier then never changes. errno kept.
+ * The program gave @fd an @advice (posix_fadvise): one on the access pattern replaces the
+ * adaptive tier's POSIX_FADV_RANDOM in the kernel, so FD_RA_OFF is cleared and the next low
+ * read under a target advises it again. errno kept.
  */
 SHIM_HIDDEN void low_paths_advised(int fd, int advice);
 
