@@ -33,15 +33,14 @@ def judge(f, k, bursty):
 
 
 def tally(cells, names, targets, figures):
-    """{variant: {"n", "met": {goal: count}, "of": {goal: cells judged}, "p99x", "bound", "busy"}}."""
+    """{variant: {"met": {goal: count}, "of": {goal: cells judged}, "p99x", "bound", "busy"}}."""
     out = {}
     for name in names:
-        t = {"n": 0, "met": {}, "of": {}, "p99x": [], "bound": [], "busy": []}
+        t = {"met": {}, "of": {}, "p99x": [], "bound": [], "busy": []}
         for c in cells:
             f = figures(c, name)
             if f is None:
                 continue
-            t["n"] += 1
             for goal, ok in judge(f, k_of(name, targets), c["pattern"].startswith("bursty")).items():
                 if ok is not None:
                     t["of"][goal] = t["of"].get(goal, 0) + 1

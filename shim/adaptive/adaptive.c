@@ -40,10 +40,11 @@
  * is in flight and the last ended over max(2 x the gap + 8 x its spread, 1 ms) ago (twice: a
  * reader's ordinary pause must not open the gate under its next read; the spread: random
  * arrivals may come at any time; 1 ms: a reader preempted for less is not idle; 50 ms in a
- * probe, whose baseline is the reads alone), or while only other devices are read; else the allowance applies, from the first
- * read after idle (tests/adaptive/fast-path.c: within 1 ms; 50-65 ms before). Gaps are
- * filled: a piece the allowance has no room for goes if twice its expected service time (the
- * low tier's own O_DIRECT pieces there: a fixed cost plus a cost per byte) ends before the
+ * probe, whose baseline is the reads alone), or while only other devices are read; else the
+ * allowance applies, from the first read after idle (tests/adaptive/fast-path.c: within
+ * 1 ms; 50-65 ms before). Gaps are filled: a piece the allowance has no room for goes if
+ * twice its expected service time (the low tier's own O_DIRECT pieces there: a fixed cost
+ * plus a cost per byte) ends before the
  * reader's usual gap less max(1/4 of it, twice its spread) (adaptive_gap_fits says why), one
  * at a time, never in a probe. Released for want of reads (below), this loop shows full
  * while its allowance stays the level before.
@@ -241,12 +242,13 @@
  * as soon as the device has the piece: "in flight" is "submitted", and a pushing thread,
  * waiting, adds at most one piece beyond the cap (preload/low_paths.c). Held, the write
  * itself waits before it copies, or the flusher would write back a held tier's pages at the
- * default class. A low buffered read under a cap, the foreground
- * active, reads what it asks: its fd is advised POSIX_FADV_RANDOM (NORMAL again at full;
- * never an fd the program advised), or the kernel's readahead would leave whole windows in
- * flight outside every slot. An io_uring or libaio submission of N I/Os waits for min(N,
- * cap) free slots and holds them while it submits (low_gate_enter_n), as a push's piece
- * does: its completions are reaped where the shim cannot see them.
+ * default class. A low buffered read under a target reads what it asks: its fd is advised
+ * POSIX_FADV_RANDOM at every level, an fd the program advised too, or the kernel's
+ * readahead would leave whole windows in flight outside every slot, and at full a queue
+ * that a returning reader waits behind (preload/adaptive_low.h). An io_uring or libaio
+ * submission of N I/Os waits for min(N, cap) free slots and holds them while it submits
+ * (low_gate_enter_n), as a push's piece does: its completions are reaped where the shim
+ * cannot see them.
  *
  * What blk-iolatency does not need and this does: the baseline probes (a relative target),
  * the floor and the debt guard (a starved compaction stalls the database's own writes), and

@@ -119,11 +119,11 @@ uint32_t adaptive_region_dev_slot(struct adaptive_region *r, uint64_t key)
  * ten arrivals: 9.3x alone with the tier held. Exponential gaps pass 2 + 8 x 0.74 = 7.9
  * times their mean once in 2700; a reader of regular gaps has little spread and keeps
  * 2 x its gap. While a probe is under way (@in_probe), ADAPTIVE_GAP_MAX_NS at least, a reader
- * gone rather than between two reads. A probe measures the reads alone: the matrix's open-loop reader on `sata` (random
- * arrivals, 0.6 ms reads, one gap in five over 2 x the mean) got a 1 MiB write let go at full
- * in its gaps during the probe, 5.9 ms read behind it, and that was its baseline: a target
- * of 11.8 ms, which the tier at full met, while the arrivals queued for seconds (2171x
- * alone). A reader that does leave mid-probe costs the background at most 50 ms more.
+ * gone rather than between two reads. A probe measures the reads alone: the same reader got
+ * a 1 MiB write let go at full in its gaps during the probe, 5.9 ms read behind it, and that
+ * was its baseline: a target of 11.8 ms, which the tier at full met, while the arrivals
+ * queued for seconds (2171x alone). A reader that does leave mid-probe costs the background
+ * at most 50 ms more.
  */
 static uint64_t fg_quiet(struct adaptive_fg *f, bool in_probe)
 {

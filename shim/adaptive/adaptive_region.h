@@ -180,8 +180,9 @@ struct adaptive_region {
  * The fast path (docs/adaptive.md, "The fast path"), per device. The foreground is idle on a
  * device once no read of it has been in flight for longer than max(2 x its usual gap there
  * + 8 x the gaps' spread, ADAPTIVE_IDLE_MIN_NS), 50 ms in a probe (fg_quiet says why); then a
- * low piece to it goes at full, whatever the slow loop's allowance. A gap sample is clipped to max(4 x the usual gap, ADAPTIVE_IDLE_MIN_NS) and to
- * ADAPTIVE_GAP_MAX_NS, so that one idle spell moves the average by a fraction, not to seconds. A count left up by a process
+ * low piece to it goes at full, whatever the slow loop's allowance. A gap sample is clipped
+ * to max(4 x the usual gap, ADAPTIVE_IDLE_MIN_NS) and to ADAPTIVE_GAP_MAX_NS, so that one
+ * idle spell moves the average by a fraction, not to seconds. A count left up by a process
  * killed inside a read is trusted for ADAPTIVE_FG_STALE_NS after the last start or end.
  */
 #define ADAPTIVE_IDLE_MIN_NS 1000000ull   /* 1 ms */
