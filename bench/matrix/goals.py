@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: MIT
 """Issue 23's goals over a matrix run (bench/matrix/README.md): per variant, how many cells
-met each, and the same per background and per reader family, as Markdown tables at the top
-of results.md, so that a page of runs counts nothing by hand. Pure functions of
-report.figures' output."""
+met each, and the same per disk, reader family, read mode and background, as Markdown
+tables at the top of results.md, so that a page of runs counts nothing by hand. Pure
+functions of report.figures' output."""
 import re
 import statistics
 
@@ -90,29 +90,37 @@ def family(pattern):
 
 
 def group_lines(cells, names, targets, figures, key, title):
-    """Per value of @key (a cell's background, or its pattern's family), for each target
-    variant: P99 met, every goal met (P99, bound, busy), and the median P99 over alone."""
+    """Per value of @key (a cell's disk, pattern family, read mode or background), for each
+    target variant: the cells that met the P99, the bound and the busy share, and all three
+    at once; then the medians of P99 over alone and of the fraction of the bound."""
     tnames = [n for n in names if n.startswith("target:")]
     groups = {}
     for c in cells:
         groups.setdefault(key(c), []).append(c)
-    lines = [f"| {title} | cells | " + " | ".join(f"{n}: P99 ≤ k×, all three, median P99×"
-                                                  for n in tnames) + " |",
+    lines = [f"| {title} | cells | " + " | ".join(
+                 f"{n}: P99, bound, busy, all three met; median P99×, of the bound"
+                 for n in tnames) + " |",
              "|---|---:|" + "---:|" * len(tnames)]
     for g, cs in groups.items():
         ts = tally(cs, tnames, targets, figures)
         lines.append(f"| {g} | {len(cs)} | " + " | ".join(
-            f"{ts[n]['met'].get('p99', 0)}, {ts[n]['met'].get('all', 0)}, "
-            f"{_median(ts[n]['p99x'], '.2f')}×" for n in tnames) + " |")
+            ", ".join(str(ts[n]["met"].get(goal, 0)) for goal in ("p99", "bound", "busy", "all"))
+            + f"; {_median(ts[n]['p99x'], '.2f')}×, {_median(ts[n]['bound'], '.0%')}"
+            for n in tnames) + " |")
     return lines
+
+
+GROUPS = [(lambda c: c["preset"], "disk"), (lambda c: family(c["pattern"]), "reader"),
+          (lambda c: c["read"], "reads"), (lambda c: c["bg"], "background")]
 
 
 def markdown_lines(results, names, figures):
     cells, targets = results["cells"], results["targets"]
     if not cells:
         return []
-    return (["Goals (issue 23), cells met; k is each target's multiple (the first "
-             "target's for untagged, idle and static):", ""] + summary_lines(cells, names, targets, figures)
-            + [""] + group_lines(cells, names, targets, figures, lambda c: c["bg"], "background")
-            + [""] + group_lines(cells, names, targets, figures,
-                                 lambda c: family(c["pattern"]), "reader") + [""])
+    lines = (["Goals (issue 23), cells met; k is each target's multiple (the first "
+              "target's for untagged, idle and static):", ""]
+             + summary_lines(cells, names, targets, figures) + [""])
+    for key, title in GROUPS:
+        lines += group_lines(cells, names, targets, figures, key, title) + [""]
+    return lines
