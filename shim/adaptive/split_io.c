@@ -14,9 +14,18 @@
  *     records to one O_DIRECT fd never mix, and four read()s of 1 MiB from one fd each get
  *     one contiguous 1 MiB; cut into 16 KiB pieces, 64 of 64 records were mixed and most
  *     buffers were not contiguous. Only pread and pwrite, which name their offset, are cut.
- *  2. A pwrite is cut only with O_DIRECT and without O_APPEND (fcntl F_GETFL at each such
- *     call: both can change). A buffered write is a copy into memory whose device I/O is the
- *     writeback push; pwrite on an O_APPEND fd appends, and two appenders' pieces interleave.
+ *  2. A pwrite is never cut with O_APPEND (fcntl F_GETFL at each such call: it can change):
+ *     two appenders' pieces interleave. With O_DIRECT its pieces are the device's requests.
+ *     A buffered pwrite is a copy into memory whose device I/O is the writeback push, and
+ *     the kernel writes back whole folios: a 1 MiB pwrite makes (or dirties all of) a 1 MiB
+ *     folio, which a push of any part of it puts on the device whole. So a buffered pwrite
+ *     is cut only where each piece is pushed as soon as it is copied and waited for before
+ *     the next one dirties more of the same folio (low_paths_piece_push): writeback
+ *     steering on, the file neither the foreground's nor dropped behind, no record lock (the
+ *     wait's own description), and no O_SYNC or O_DSYNC (each piece would sync: the same
+ *     content, but a device flush per piece). On ext4 (6.18), 4 MiB rewritten over cached
+ *     1 MiB folios went to the device in 16 KiB requests when each 16 KiB piece was pushed
+ *     and waited for, and in 128 KiB ones (the device's largest) when pushed after all.
  *  3. The count: over SSIZE_MAX the kernel fails the whole call (EINVAL, or EFAULT from its
  *     range check); over MAX_RW_COUNT it cuts the call itself. Both go whole.
  *  4. The offset: negative, or with offset + count past LLONG_MAX, the kernel fails the
@@ -38,10 +47,12 @@
  *     and a piece's EFBIG there means the whole call would have stopped at that piece: its
  *     bytes so far are the answer. On a block device it must end within the device: a piece
  *     starting at its end fails with ENOSPC, where the whole call comes up short.
- *  8. A piece after the first that fails is never turned into a short count. A read is done
- *     again whole (it changes nothing but the caller's buffer): a 2 MiB O_DIRECT pread whose
- *     second MiB is unmapped then fails with EFAULT as the kernel says. A write returns -1
- *     with that errno, as direct I/O fails a whole call that fails part-way (EIO, ENOSPC).
+ *  8. A piece after the first that fails is never turned into a short count where the
+ *     whole call would fail. A read is done again whole (it changes nothing but the
+ *     caller's buffer): a 2 MiB O_DIRECT pread whose second MiB is unmapped then fails with
+ *     EFAULT as the kernel says. An O_DIRECT write returns -1 with that errno, as direct
+ *     I/O fails a whole call that fails part-way (EIO, ENOSPC). A buffered write returns
+ *     the bytes before it, as the kernel's buffered write returns what it copied.
  *  9. A read piece that comes up short ends the call (end of file, as the whole call would
  *     find it), except when part of the buffer after it is unmapped: an O_DIRECT read past
  *     the end of the file zero-fills the rest of the buffer and fails with EFAULT on an
@@ -59,8 +70,9 @@
  *    block devices under none), and the programs this is for never read or write a range
  *    another thread is writing (RocksDB's table files are immutable once written;
  *    PostgreSQL's 8 KiB and InnoDB's 16 KiB pages are below the smallest chunk, 16 KiB, and
- *    are never cut). Where Linux does order them (XFS buffered reads against writes, an
- *    extending O_DIRECT write on ext4) a split call is weaker than the raw one. Likewise a
+ *    are never cut). Where Linux does order them (XFS buffered reads against writes, buffered
+ *    writes against each other under the inode lock, an extending O_DIRECT write on ext4)
+ *    a split call is weaker than the raw one. Likewise a
  *    split pwrite past the end grows the file piece by piece, where the raw call grows it
  *    once, at its end: another thread's stat() or read() can see the file part-grown.
  *  - A failure part-way (EIO, ENOSPC, EDQUOT) leaves the earlier pieces written; so would
@@ -152,8 +164,8 @@ static ssize_t later_failure(const struct split_call *c, char *buf, size_t count
 {
 	if (c->failure == SPLIT_FAIL_REDO_READ)
 		return redo_whole(c, buf, count, offset, saved);
-	if (errno == EFBIG) {
-		errno = saved; /* the file's limit begins here: the whole call would stop here */
+	if (errno == EFBIG || c->failure == SPLIT_FAIL_SHORT_WRITE) {
+		errno = saved; /* the whole call would have stopped here, with what it moved */
 		return (ssize_t)done;
 	}
 	return -1;

@@ -42,6 +42,12 @@ enum split_failure {
 	 * would have failed the whole call with EFAULT, or not, and only it knows which.
 	 */
 	SPLIT_FAIL_REDO_READ,
+	/*
+	 * A buffered write: the bytes before it, errno as before. The kernel's buffered write
+	 * returns what it copied before a failure (ENOSPC, EDQUOT, EFBIG, a fault), and -1 only
+	 * when it copied nothing: that is what the whole call would have answered.
+	 */
+	SPLIT_FAIL_SHORT_WRITE,
 };
 
 struct split_call {

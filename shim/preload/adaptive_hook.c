@@ -241,7 +241,16 @@ struct low_call {
 	int fd;
 	uint32_t kind; /* FD_KIND_*, found once per call */
 	enum low_op op;
+	/*
+	 * A cut buffered pwrite (split_io.c, rule 2): the description its pieces' pushes wait
+	 * on, and the end of what they pushed so far (-1: a piece went unpushed, at full).
+	 */
+	int push_own;
+	off_t pushed_end;
 };
+
+/* A call not cut yet: no pushes of its own. */
+#define LOW_CALL(fd_, op_) { .fd = (fd_), .op = (op_), .push_own = -1, .pushed_end = -1 }
 
 static bool op_writes(enum low_op op)
 {
@@ -262,10 +271,25 @@ static ssize_t real_io(const struct low_call *call, char *buf, size_t len, off_t
 	}
 }
 
+/*
+ * A cut buffered pwrite's piece, just copied: on the device before the next one is copied
+ * (low_paths_piece_push), or left to the write's own push once the tier is at full.
+ */
+static void push_piece(struct low_call *call, off_t off, size_t len)
+{
+	int saved = errno;
+
+	if (call->pushed_end == off && low_paths_piece_push(call->fd, call->push_own, off, len))
+		call->pushed_end = off + (off_t)len;
+	else
+		call->pushed_end = -1;
+	errno = saved;
+}
+
 /* One piece of a low thread's I/O, or a whole call: through the gate, then the real call. */
 static ssize_t gated_piece(void *ctx, char *buf, size_t len, off_t off)
 {
-	const struct low_call *call = ctx;
+	struct low_call *call = ctx;
 	uint32_t ticket = low_begin(call->fd, call->kind, op_writes(call->op), len);
 	/* A storage piece's time is the device's: learnt, for the gaps it may fill. */
 	uint64_t start = call->kind == FD_KIND_STORAGE ? now_ns() : 0;
@@ -275,6 +299,8 @@ static ssize_t gated_piece(void *ctx, char *buf, size_t len, off_t off)
 		adaptive_region_low_done(adaptive_on, dev_slot(call->fd), (uint64_t)ret,
 					 now_ns() - start);
 	adaptive_low_end(ticket, ret);
+	if (call->push_own >= 0 && ret > 0)
+		push_piece(call, off, (size_t)ret);
 	return ret;
 }
 
@@ -377,9 +403,11 @@ static uint32_t dio_align(int fd, bool *blockdev)
 }
 
 /*
- * May this pwrite be cut (split_io.c, rules 2, 6 and 7)? O_DIRECT without O_APPEND, ending
- * within the file size limit and, on a block device, within the device, from a source that
- * is mapped end to end. Asked only of a call larger than the allowance; errno kept.
+ * May this pwrite be cut (split_io.c, rules 2, 6 and 7)? Without O_APPEND: with O_DIRECT on
+ * a storage fd, or buffered without O_SYNC or O_DSYNC on a file (its pieces' pushes are
+ * asked after); ending within the file size limit and, on a block device, within the
+ * device; from a source that is mapped end to end. Asked only of a call larger than the
+ * allowance; errno kept.
  */
 static bool write_may_cut(const struct low_call *call, const char *buf, size_t n, off_t off,
 			  bool blockdev)
@@ -388,7 +416,8 @@ static bool write_may_cut(const struct low_call *call, const char *buf, size_t n
 	uint64_t size;
 	int saved = errno;
 	long fl = sys_call(SYS_fcntl, call->fd, F_GETFL);
-	bool ok = fl >= 0 && (fl & O_DIRECT) && !(fl & O_APPEND);
+	bool ok = fl >= 0 && !(fl & O_APPEND) &&
+		  (call->kind == FD_KIND_STORAGE ? (fl & O_DIRECT) : !(fl & (O_DIRECT | O_DSYNC)));
 
 	if (ok && sys_call(SYS_prlimit64, 0, RLIMIT_FSIZE, NULL, &lim) == 0 &&
 	    lim.rlim_cur != RLIM_INFINITY)
@@ -416,7 +445,12 @@ static bool may_cut(const struct low_call *call, const char *buf, size_t n, off_
 	if (call->op == OP_PWRITE && !write_may_cut(call, buf, n, off, blockdev))
 		return false;
 	how->align = align;
-	how->failure = call->op == OP_PWRITE ? SPLIT_FAIL_WRITE : SPLIT_FAIL_REDO_READ;
+	if (call->op != OP_PWRITE)
+		how->failure = SPLIT_FAIL_REDO_READ;
+	else if (call->kind == FD_KIND_STORAGE)
+		how->failure = SPLIT_FAIL_WRITE;
+	else
+		how->failure = SPLIT_FAIL_SHORT_WRITE;
 	return true;
 }
 
@@ -426,11 +460,29 @@ static __attribute__((noinline)) ssize_t low_io_large(struct low_call *call, cha
 {
 	struct split_call how = { .piece = gated_piece, .allowance = piece_allowance, .ctx = call };
 	size_t allowance = piece_allowance(call);
+	ssize_t ret;
 
 	if (!allowance || n <= allowance || !may_cut(call, buf, n, off, &how))
 		return gated_piece(call, buf, n, off);
+	if (call->op == OP_PWRITE && call->kind == FD_KIND_FILE) {
+		int saved = errno;
+
+		call->push_own = low_paths_piece_push_begin(call->fd);
+		errno = saved;
+		if (call->push_own < 0)
+			return gated_piece(call, buf, n, off);
+		call->pushed_end = off;
+	}
 	atomic_fetch_add_explicit(&adaptive_on->splits, 1, memory_order_relaxed);
-	return split_io(&how, buf, n, off);
+	ret = split_io(&how, buf, n, off);
+	if (call->push_own >= 0) {
+		int saved = errno;
+
+		low_paths_piece_push_end(call->fd, call->push_own,
+					 ret > 0 && call->pushed_end == off + ret ? call->pushed_end : -1);
+		errno = saved;
+	}
+	return ret;
 }
 
 static ssize_t low_io(struct low_call *call, char *buf, size_t n, off_t off)
@@ -454,12 +506,11 @@ static ssize_t low_io(struct low_call *call, char *buf, size_t n, off_t off)
 	}
 	/*
 	 * Pipes and sockets are left alone; read() and write() at the file position are paced
-	 * whole (split_io.c, rule 1), and so is a buffered write (one copy) and every call the
-	 * splitter cannot cut without the program noticing.
+	 * whole (split_io.c, rule 1), and so is every call the splitter cannot cut without the
+	 * program noticing.
 	 */
 	if (likely(chunk == ADAPTIVE_UNLIMITED || n <= PIECE_MIN) || kind == FD_KIND_OTHER ||
-	    call->op == OP_READ || call->op == OP_WRITE ||
-	    (call->op == OP_PWRITE && kind == FD_KIND_FILE))
+	    call->op == OP_READ || call->op == OP_WRITE)
 		return gated_piece(call, buf, n, off);
 	/* Within the chunk and within one request of the device (a load, after its first). */
 	if (likely(n <= chunk) && n <= adaptive_piece_limit(call->fd, chunk))
@@ -469,7 +520,7 @@ static ssize_t low_io(struct low_call *call, char *buf, size_t n, off_t off)
 
 ssize_t adaptive_read(int fd, void *buf, size_t n)
 {
-	struct low_call call = { .fd = fd, .op = OP_READ };
+	struct low_call call = LOW_CALL(fd, OP_READ);
 
 	if (!self_is_gated())
 		return REAL(read)(fd, buf, n);
@@ -478,7 +529,7 @@ ssize_t adaptive_read(int fd, void *buf, size_t n)
 
 ssize_t adaptive_write(int fd, const void *buf, size_t n)
 {
-	struct low_call call = { .fd = fd, .op = OP_WRITE };
+	struct low_call call = LOW_CALL(fd, OP_WRITE);
 
 	if (!self_is_gated()) {
 		adaptive_high_writes(fd);
@@ -564,7 +615,7 @@ void adaptive_read_end(struct adaptive_timing t, ssize_t ret)
  */
 static __attribute__((noinline)) ssize_t other_pread(int fd, void *buf, size_t n, off_t off)
 {
-	struct low_call call = { .fd = fd, .op = OP_PREAD };
+	struct low_call call = LOW_CALL(fd, OP_PREAD);
 
 	if (self_is_gated())
 		return low_io(&call, buf, n, off);
@@ -587,7 +638,7 @@ ssize_t adaptive_pread(int fd, void *buf, size_t n, off_t off)
 
 ssize_t adaptive_pwrite(int fd, const void *buf, size_t n, off_t off)
 {
-	struct low_call call = { .fd = fd, .op = OP_PWRITE };
+	struct low_call call = LOW_CALL(fd, OP_PWRITE);
 
 	if (!self_is_gated()) {
 		adaptive_high_writes(fd);

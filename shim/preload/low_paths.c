@@ -216,6 +216,27 @@ static bool wait_own(int fd, off_t lo, off_t len, unsigned flags, bool drop)
 }
 
 /*
+ * Push [@lo, @end) of @fd's file in pieces of @chunk, each holding a gate slot while it is
+ * submitted; waited for before and after through @own, our own description (-1: unwaited).
+ */
+static void push_pieces(int fd, int own, off_t lo, off_t end, uint64_t chunk)
+{
+	for (; lo < end; lo += (off_t)chunk) {
+		off_t len = end - lo < (off_t)chunk ? end - lo : (off_t)chunk;
+		uint32_t ticket;
+
+		if (own >= 0)
+			sys_call(SYS_sync_file_range, own, lo, len, SYNC_FILE_RANGE_WAIT_BEFORE);
+		ticket = adaptive_push_enter(fd, (uint64_t)len);
+		/* WRITE alone never touches the errseq cursor: the program's fd will do. */
+		sys_call(SYS_sync_file_range, fd, lo, len, SYNC_FILE_RANGE_WRITE);
+		adaptive_push_exit(ticket);
+		if (own >= 0)
+			sys_call(SYS_sync_file_range, own, lo, len, SYNC_FILE_RANGE_WAIT_AFTER);
+	}
+}
+
+/*
  * While the adaptive tier holds the low tier back (a finite cap), the push is the low tier's
  * device I/O, so it passes the gate in chunk-size pieces (no larger than one request of the
  * file's device: adaptive_push_chunk), one at a time. A piece holds its slot while its I/O
@@ -235,7 +256,6 @@ static bool wait_own(int fd, off_t lo, off_t len, unsigned flags, bool drop)
 static bool steer_gated(int fd, off_t end, uint64_t bytes)
 {
 	uint64_t chunk = unlikely(adaptive_on) ? adaptive_push_chunk(fd) : 0;
-	off_t lo;
 	int own;
 
 	/*
@@ -252,22 +272,52 @@ static bool steer_gated(int fd, off_t end, uint64_t bytes)
 	if (end < 0)
 		return false;
 	own = open_own_description(fd);
-	for (lo = end > (off_t)bytes ? end - (off_t)bytes : 0; lo < end; lo += (off_t)chunk) {
-		off_t len = end - lo < (off_t)chunk ? end - lo : (off_t)chunk;
-		uint32_t ticket;
-
-		if (own >= 0)
-			sys_call(SYS_sync_file_range, own, lo, len, SYNC_FILE_RANGE_WAIT_BEFORE);
-		ticket = adaptive_push_enter(fd, (uint64_t)len);
-		/* WRITE alone never touches the errseq cursor: the program's fd will do. */
-		sys_call(SYS_sync_file_range, fd, lo, len, SYNC_FILE_RANGE_WRITE);
-		adaptive_push_exit(ticket);
-		if (own >= 0)
-			sys_call(SYS_sync_file_range, own, lo, len, SYNC_FILE_RANGE_WAIT_AFTER);
-	}
+	push_pieces(fd, own, end > (off_t)bytes ? end - (off_t)bytes : 0, end, chunk);
 	if (own >= 0)
 		sys_call(SYS_close, own);
 	return true;
+}
+
+/*
+ * A cut buffered pwrite's pieces (split_io.c, rule 2): where each can be pushed and waited
+ * for through a description of our own, as steer_gated does, that description (closed by
+ * low_paths_piece_push_end); else -1, and the call goes whole. Urgent threads are not gated,
+ * shared files pass whole, and a dropped-behind file's pushes are its drop's.
+ */
+int low_paths_piece_push_begin(int fd)
+{
+	uint32_t flags;
+
+	if (!shim.cfg.writeback_bytes || (unsigned)fd >= PATH_FD_MAX || self_is_urgent())
+		return -1;
+	flags = atomic_load_explicit(&fd_paths[fd].flags, memory_order_relaxed);
+	if (flags & (FD_SHARED | FD_DROP))
+		return -1;
+	return open_own_description(fd);
+}
+
+/* The last piece pushed ended at @end: the write's own push (low_paths_written) is done. */
+static SHIM_TLS struct {
+	int fd;
+	off_t end;
+} pieces_pushed = { -1, -1 };
+
+bool low_paths_piece_push(int fd, int own, off_t off, size_t len)
+{
+	uint64_t chunk = adaptive_push_chunk(fd);
+
+	/* At full: the rest as without a target, by the write's push (low_paths_written). */
+	if (!chunk || chunk == ADAPTIVE_UNLIMITED)
+		return false;
+	push_pieces(fd, own, off, off + (off_t)len, chunk);
+	return true;
+}
+
+void low_paths_piece_push_end(int fd, int own, off_t pushed_end)
+{
+	sys_call(SYS_close, own);
+	pieces_pushed.fd = pushed_end >= 0 ? fd : -1;
+	pieces_pushed.end = pushed_end;
 }
 
 /*
@@ -400,7 +450,9 @@ void low_paths_written(int fd, size_t bytes, off_t end, bool low)
 			drop_behind(fd, p, since, end);
 		goto out;
 	}
-	if (low && shim.cfg.writeback_bytes) {
+	if (low && pieces_pushed.fd == fd && pieces_pushed.end == end && end >= 0) {
+		pieces_pushed.fd = -1; /* a cut write whose pieces were each pushed: nothing left */
+	} else if (low && shim.cfg.writeback_bytes) {
 		uint64_t push = crossed(&p->since_steer, bytes, shim.cfg.writeback_bytes);
 
 		if (push)

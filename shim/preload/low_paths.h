@@ -63,6 +63,19 @@ static inline bool self_is_foreground(void)
 
 /* Out of line: the rare case where a hook has work to do. errno is kept by the callee. */
 SHIM_HIDDEN void low_paths_written(int fd, size_t bytes, off_t end, bool low);
+
+/*
+ * A low thread's buffered pwrite cut into pieces under a target (split_io.c, rule 2): each
+ * piece is pushed to the device as soon as it is copied, and waited for, so that the next
+ * piece's copy cannot join it in one folio's writeback. begin: the description the waits
+ * use, or -1 where pieces cannot be pushed so (the call then goes whole). piece: push
+ * [@off, @off + @len) in the tier's pieces; false, having done nothing, at full (the rest
+ * is the write's own push). end: close @own; @pushed_end (-1: not all of it) tells the
+ * write's push that nothing is left. errno is the caller's to keep.
+ */
+SHIM_HIDDEN int low_paths_piece_push_begin(int fd);
+SHIM_HIDDEN bool low_paths_piece_push(int fd, int own, off_t off, size_t len);
+SHIM_HIDDEN void low_paths_piece_push_end(int fd, int own, off_t pushed_end);
 SHIM_HIDDEN void low_paths_read(int fd, size_t bytes);
 SHIM_HIDDEN void low_paths_opened(int fd, const char *path);
 SHIM_HIDDEN void low_paths_closing(int fd);

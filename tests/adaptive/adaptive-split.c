@@ -272,6 +272,7 @@ struct edge {
 	size_t count;
 	off_t offset;     /* pread, pwrite: the offset; read, write: the position first */
 	rlim_t fsize;     /* RLIMIT_FSIZE during the call; 0: none */
+	bool cut;         /* the shim's call must be cut (region->splits), not paced whole */
 };
 
 enum { BUF_ALIGNED, BUF_MISALIGNED, BUF_HALF_BAD };
@@ -279,34 +280,52 @@ enum { BUF_ALIGNED, BUF_MISALIGNED, BUF_HALF_BAD };
 static volatile size_t huge_count = (size_t)SSIZE_MAX + 1; /* hidden from the compiler */
 
 static const struct edge edges[] = {
-	{ "O_DIRECT pwrite of 1 MiB + 100", PWRITE, true, 0, 0, BUF_ALIGNED, MiB + 100, 0, 0 },
-	{ "O_DIRECT pread of 1 MiB + 100", PREAD, true, 2 * MiB, 0, BUF_ALIGNED, MiB + 100, 0, 0 },
+	{ "O_DIRECT pwrite of 1 MiB + 100", PWRITE, true, 0, 0, BUF_ALIGNED, MiB + 100, 0, 0, false },
+	{ "O_DIRECT pread of 1 MiB + 100", PREAD, true, 2 * MiB, 0, BUF_ALIGNED, MiB + 100, 0, 0, false },
 	{ "O_DIRECT pwrite of 2 MiB, the second unmapped", PWRITE, true, 0, 0, BUF_HALF_BAD,
-	  2 * MiB, 0, 0 },
+	  2 * MiB, 0, 0, false },
 	{ "O_DIRECT pread of 2 MiB, the second unmapped", PREAD, true, 4 * MiB, 0, BUF_HALF_BAD,
-	  2 * MiB, 0, 0 },
+	  2 * MiB, 0, 0, false },
 	{ "pread at LLONG_MAX - 100000", PREAD, false, 2 * MiB, 0, BUF_ALIGNED, MiB,
-	  LLONG_MAX - 100000, 0 },
+	  LLONG_MAX - 100000, 0, false },
 	{ "O_DIRECT pwrite at LLONG_MAX - 100000", PWRITE, true, 2 * MiB, 0, BUF_ALIGNED, MiB,
-	  LLONG_MAX - 100000, 0 },
+	  LLONG_MAX - 100000, 0, false },
 	{ "O_DIRECT pread past the end, unmapped after it", PREAD, true, MiB, 0, BUF_HALF_BAD,
-	  2 * MiB, 0, 0 },
+	  2 * MiB, 0, 0, false },
 	{ "O_DIRECT pwrite ending past RLIMIT_FSIZE", PWRITE, true, 0, 0, BUF_ALIGNED, 2 * MiB, 0,
-	  MiB },
-	{ "pread of more than SSIZE_MAX", PREAD, false, 2 * MiB, 0, BUF_ALIGNED, 0, 0, 0 },
-	{ "O_DIRECT write() of 1 MiB + 100", WRITE, true, 0, 0, BUF_ALIGNED, MiB + 100, 0, 0 },
-	{ "O_DIRECT read() of 1 MiB + 100", READ, true, 2 * MiB, 0, BUF_ALIGNED, MiB + 100, 0, 0 },
+	  MiB, false },
+	{ "pread of more than SSIZE_MAX", PREAD, false, 2 * MiB, 0, BUF_ALIGNED, 0, 0, 0, false },
+	{ "O_DIRECT write() of 1 MiB + 100", WRITE, true, 0, 0, BUF_ALIGNED, MiB + 100, 0, 0, false },
+	{ "O_DIRECT read() of 1 MiB + 100", READ, true, 2 * MiB, 0, BUF_ALIGNED, MiB + 100, 0, 0, false },
 	{ "O_DIRECT pread across the end", PREAD, true, 3 * MiB / 2, 0, BUF_ALIGNED, 2 * MiB, 0,
-	  0 },
+	  0, false },
 	{ "O_DIRECT pread of 1 MiB + 100, the tail in a hole", PREAD, true, MiB, 3 * MiB / 2,
-	  BUF_ALIGNED, MiB + 100, 0, 0 },
+	  BUF_ALIGNED, MiB + 100, 0, 0, false },
 	{ "buffered pread, the second MiB unmapped", PREAD, false, 4 * MiB, 0, BUF_HALF_BAD,
-	  2 * MiB, 0, 0 },
+	  2 * MiB, 0, 0, false },
 	{ "O_DIRECT pread at a negative offset", PREAD, true, 2 * MiB, 0, BUF_ALIGNED, MiB, -4096,
-	  0 },
+	  0, false },
 	{ "O_DIRECT pread into a misaligned buffer", PREAD, true, 2 * MiB, 0, BUF_MISALIGNED, MiB, 0,
-	  0 },
-	{ "O_DIRECT pwrite of 2 MiB", PWRITE, true, MiB, 0, BUF_ALIGNED, 2 * MiB, 4096, 0 },
+	  0, false },
+	{ "O_DIRECT pwrite of 2 MiB", PWRITE, true, MiB, 0, BUF_ALIGNED, 2 * MiB, 4096, 0, true },
+	/* A buffered pwrite is cut, each piece pushed as it is copied (rule 2). */
+	{ "buffered pwrite of 2 MiB, extending the file", PWRITE, false, MiB, 0, BUF_ALIGNED,
+	  2 * MiB, 4096, 0, true },
+	{ "buffered pwrite of 1 MiB + 100 from a misaligned buffer at an odd offset", PWRITE,
+	  false, 2 * MiB, 0, BUF_MISALIGNED, MiB + 100, 777, 0, true },
+	{ "buffered pwrite into a hole", PWRITE, false, MiB, 3 * MiB, BUF_ALIGNED, MiB, 2 * MiB, 0,
+	  true },
+	{ "buffered pwrite of 2 MiB, the second unmapped", PWRITE, false, MiB, 0, BUF_HALF_BAD,
+	  2 * MiB, 0, 0, false },
+	{ "buffered pwrite ending past RLIMIT_FSIZE", PWRITE, false, 0, 0, BUF_ALIGNED, 2 * MiB, 0,
+	  MiB, false },
+	{ "buffered pwrite starting at RLIMIT_FSIZE", PWRITE, false, 0, 0, BUF_ALIGNED, 2 * MiB,
+	  MiB, MiB, false },
+	{ "buffered pwrite at LLONG_MAX - 100000", PWRITE, false, 2 * MiB, 0, BUF_ALIGNED, MiB,
+	  LLONG_MAX - 100000, 0, false },
+	{ "buffered pwrite of more than SSIZE_MAX", PWRITE, false, 2 * MiB, 0, BUF_ALIGNED, 0, 0,
+	  0, false },
+	{ "buffered write() of 2 MiB", WRITE, false, MiB, 0, BUF_ALIGNED, 2 * MiB, 4096, 0, false },
 };
 
 /* On a 4 MiB block device: the file sizes and holes above do not apply, it holds the pattern. */
@@ -314,19 +333,19 @@ static const struct edge edges[] = {
 
 static const struct edge device_edges[] = {
 	{ "block device: O_DIRECT pwrite of 2 MiB ending past the device", PWRITE, true, 0, 0,
-	  BUF_ALIGNED, 2 * MiB, 3 * MiB, 0 },
+	  BUF_ALIGNED, 2 * MiB, 3 * MiB, 0, false },
 	{ "block device: O_DIRECT pwrite at the device's end", PWRITE, true, 0, 0, BUF_ALIGNED, MiB,
-	  DEVICE_BYTES, 0 },
+	  DEVICE_BYTES, 0, false },
 	{ "block device: O_DIRECT pread of 2 MiB ending past the device", PREAD, true, 0, 0,
-	  BUF_ALIGNED, 2 * MiB, 3 * MiB, 0 },
+	  BUF_ALIGNED, 2 * MiB, 3 * MiB, 0, false },
 	{ "block device: O_DIRECT pwrite of 1 MiB + 100", PWRITE, true, 0, 0, BUF_ALIGNED,
-	  MiB + 100, 0, 0 },
+	  MiB + 100, 0, 0, false },
 	{ "block device: O_DIRECT pread of 1 MiB + 100", PREAD, true, 0, 0, BUF_ALIGNED, MiB + 100,
-	  0, 0 },
+	  0, 0, false },
 	{ "block device: O_DIRECT pwrite of 2 MiB, the second unmapped", PWRITE, true, 0, 0,
-	  BUF_HALF_BAD, 2 * MiB, 0, 0 },
+	  BUF_HALF_BAD, 2 * MiB, 0, 0, false },
 	{ "block device: O_DIRECT pwrite of 2 MiB", PWRITE, true, 0, 0, BUF_ALIGNED, 2 * MiB,
-	  4096, 0 },
+	  4096, 0, false },
 };
 
 static int buffered_fd = -1, direct_fd = -1;
@@ -421,8 +440,12 @@ static void *edges_thread(void *arg)
 	be_low();
 	for (size_t i = 0; i < list->n; i++) {
 		const struct edge *e = &list->edges[i];
-		struct outcome a = run_edge(e, false), b = run_edge(e, true);
+		uint64_t splits = atomic_load(&region->splits);
+		struct outcome a = run_edge(e, false), b;
 
+		EXPECT(!e->cut || atomic_load(&region->splits) > splits,
+		       "%s: the call was paced whole, not cut", e->what);
+		b = run_edge(e, true);
 		EXPECT(a.ret == b.ret && a.err == b.err && a.pos == b.pos && a.size == b.size &&
 		       a.sum == b.sum && a.signals == b.signals,
 		       "%s: %ld errno %d pos %ld size %ld sum %lx SIGXFSZ %d; the raw call: %ld "

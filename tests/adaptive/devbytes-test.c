@@ -28,6 +28,12 @@
  *           itself (POSIX_FADV_NORMAL): a readahead queue at full is what a returning reader
  *           waits behind (0.4-0.7 s under mq-deadline in the matrix), and the program's
  *           advice let the matrix's sequential reader keep it.
+ *  bufwrite: a low thread's 1 MiB buffered pwrites of a file on such a device (ext4) at
+ *           cap 1, new pages and then the same pages cached: at most one write in flight,
+ *           and the file reads back as written. The kernel writes back whole folios, and a
+ *           1 MiB pwrite makes (or dirties all of) a 1 MiB folio: before the fix the call
+ *           went whole and its push's first piece put all of it on the device under one
+ *           slot. Now it is cut, and each piece is pushed and waited for as it is copied.
  *  locks:   the program holds a POSIX write lock on a file that a low thread writes (2 MiB
  *           through the same fd) at cap 1: the push's waits use a description of the
  *           shim's own, and closing it must not release the program's lock (POSIX drops a
@@ -626,6 +632,135 @@ static int readahead_mode(void)
 	return test_result();
 }
 
+/* ---- bufwrite: a low buffered pwrite is pushed piece by piece ----------------------------- */
+
+#define WRITE_BYTES (16u << 20)
+
+static _Atomic int writing_done;
+static _Atomic uint64_t bytes_written;
+
+/* Writes in flight on the device now (the second figure of /sys/block/loopN/inflight), -1. */
+static int writes_in_flight(void)
+{
+	char path[64], text[64];
+	int fd, n, reads, writes = -1;
+
+	snprintf(path, sizeof(path), "/sys/block/%s/inflight", dev.name);
+	fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = (int)syscall(SYS_read, fd, text, sizeof(text) - 1);
+	syscall(SYS_close, fd);
+	if (n > 0) {
+		text[n] = 0;
+		if (sscanf(text, "%d %d", &reads, &writes) != 2)
+			writes = -1;
+	}
+	return writes;
+}
+
+/*
+ * The low writer: the file in 1 MiB buffered pwrites, twice: new pages, then the same
+ * pages again while they are cached (as 1 MiB folios, ext4 from 6.16).
+ */
+static void *bufwriter(void *arg)
+{
+	int fd = open(data_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	(void)arg;
+	prctl(PR_SET_NAME, "bg-bufwrite", 0, 0, 0);
+	if (EXPECT(fd >= 0, "open %s: %m", data_path))
+		for (int round = 0; round < 2; round++)
+			for (off_t off = 0; off < (off_t)WRITE_BYTES; off += CHUNK) {
+				ssize_t n = pwrite(fd, pattern + off, CHUNK, off);
+
+				if (!EXPECT(n == (ssize_t)CHUNK, "the low pwrite at %lld returned "
+					    "%zd (%m)", (long long)off, n))
+					goto out;
+				atomic_fetch_add(&bytes_written, (uint64_t)n);
+			}
+out:
+	if (fd >= 0)
+		close(fd);
+	atomic_store(&writing_done, 1);
+	return NULL;
+}
+
+/* The file as written: read back by this high thread from the device, not the cache. */
+static void check_written(void)
+{
+	char *back = malloc(WRITE_BYTES);
+	int fd = open(data_path, O_RDONLY | O_CLOEXEC);
+
+	EXPECT(back && fd >= 0 && fsync(fd) == 0 &&
+	       posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0 &&
+	       pread(fd, back, WRITE_BYTES, 0) == (ssize_t)WRITE_BYTES &&
+	       !memcmp(back, pattern, WRITE_BYTES),
+	       "the file read back differs from what the low thread wrote (%m)");
+	if (fd >= 0)
+		close(fd);
+	free(back);
+}
+
+static int bufwrite_mode(void)
+{
+	/* No journal: its commits would be writes in flight beside the writer's. */
+	static const char *const mkfs_args[] = { "-O", "^has_journal", "-E",
+						 "lazy_itable_init=0", NULL };
+	const struct scratch_fs_opts opts = {
+		.bytes = 64u << 20, .backing_dir = "/dev/shm", .scheduler = "none", .type = "ext4",
+		.mkfs_args = mkfs_args, .mnt = "/tmp/iotier-devbytes.XXXXXX",
+	};
+	unsigned long long splits = atomic_load(&region->splits);
+	int most = 0, samples = 0, ret;
+	char kb[16];
+	pthread_t t;
+
+	if (geteuid() != 0)
+		return test_skip("needs root for a loop device");
+	ret = scratch_fs_create(&fs, &opts);
+	if (ret)
+		return ret;
+	dev = fs.dev; /* writes_in_flight() looks at the scratch device */
+	snprintf(data_path, sizeof(data_path), "%s/written", fs.mnt);
+	snprintf(kb, sizeof(kb), "%u", REQUEST_KB);
+	ret = loopdev_queue_set(&fs.dev, "max_sectors_kb", kb);
+	pattern = malloc(WRITE_BYTES);
+	if (ret < 0 || !pattern) {
+		scratch_fs_destroy(&fs);
+		return test_fail("%s: max_sectors_kb: %s", fs.dev.name, strerror(-ret));
+	}
+	for (size_t i = 0; i < WRITE_BYTES; i++)
+		pattern[i] = (char)(i * 11 + i / 4096);
+	pin_cap_one();
+	if (pthread_create(&t, NULL, bufwriter, NULL) != 0)
+		return test_fail("pthread_create");
+	while (!atomic_load(&writing_done)) {
+		int now = writes_in_flight();
+
+		samples++;
+		if (now > most)
+			most = now;
+	}
+	pthread_join(t, NULL);
+	printf("bufwrite: %.1f MiB written in 1 MiB buffered pwrites at cap 1 on a device of %u "
+	       "KiB requests; at most %d writes in flight (%d samples), %llu calls split\n",
+	       atomic_load(&bytes_written) / 1048576.0, REQUEST_KB, most, samples,
+	       (unsigned long long)(atomic_load(&region->splits) - splits));
+	EXPECT(most >= 0, "cannot read /sys/block/%s/inflight", dev.name);
+	EXPECT(most <= 1, "a low buffered pwrite put %d writes in flight at cap 1: its push "
+	       "wrote a whole 1 MiB folio under one slot", most);
+	EXPECT(atomic_load(&region->splits) - splits >= 2 * WRITE_BYTES / CHUNK,
+	       "%llu of the %u low pwrites were cut",
+	       (unsigned long long)(atomic_load(&region->splits) - splits), 2 * WRITE_BYTES / CHUNK);
+	low_gate_set_cap(&region->gate, LOW_GATE_UNLIMITED, 0);
+	check_written();
+	dev.index = -1;
+	scratch_fs_destroy(&fs);
+	free(pattern);
+	return test_result();
+}
+
 /* ---- locks: the push's own description keeps the program's POSIX locks ------------------- */
 
 #define LOCKED_BYTES (2u << 20)
@@ -833,7 +968,7 @@ int main(int argc, char **argv)
 	bool with_dir = argc >= 2 && (!strcmp(argv[1], "locks") || !strcmp(argv[1], "async"));
 
 	if (argc != (with_dir ? 3 : 2)) {
-		fprintf(stderr, "usage: adaptive-devbytes push|request|request-idle|readahead, or "
+		fprintf(stderr, "usage: adaptive-devbytes push|request|request-idle|readahead|bufwrite, or "
 			"adaptive-devbytes locks|async DIR\n");
 		return T_EXIT_FAIL;
 	}
@@ -850,6 +985,8 @@ int main(int argc, char **argv)
 		return request_mode(true);
 	if (!strcmp(argv[1], "readahead"))
 		return readahead_mode();
+	if (!strcmp(argv[1], "bufwrite"))
+		return bufwrite_mode();
 	if (!strcmp(argv[1], "locks"))
 		return locks_mode();
 	if (!strcmp(argv[1], "async"))

@@ -3,9 +3,10 @@
  * check-split-io.c: unit tests of split_io: the pieces it issues (sizes, offsets, buffer
  * positions, the allowance asked before each one and rounded to the alignment), and that the
  * caller sees what one call would have returned: the total, a short count, -1 and errno when
- * the first piece fails; after a later failure a write's -1 and errno (never a short count)
- * and a read done again whole. split_may_cut's rules (count, offset, alignment) and
- * split_range_mapped. Then the same against pread and pwrite on a real file.
+ * the first piece fails; after a later failure an O_DIRECT write's -1 and errno (never a
+ * short count), a buffered write's bytes so far, and a read done again whole.
+ * split_may_cut's rules (count, offset, alignment) and split_range_mapped. Then the same
+ * against pread and pwrite on a real file.
  */
 #include <check.h>
 #include <errno.h>
@@ -177,6 +178,34 @@ START_TEST(test_failed_write_piece)
 	ck_assert_int_eq(cut(10000, 0, 4096, SPLIT_FAIL_WRITE), failures[_i].want);
 	ck_assert_int_eq(errno, failures[_i].want_errno);
 	ck_assert_uint_eq(fake.calls, (unsigned)failures[_i].fail_at + 1);
+}
+END_TEST
+
+/*
+ * A failed buffered write piece: -1 and its errno when it is the first; after the first, the
+ * bytes before it with errno as before, as the kernel's buffered write returns what it
+ * copied before ENOSPC, EDQUOT or a fault.
+ */
+static const struct {
+	int fail_at, fail_errno;
+	ssize_t want;
+	int want_errno; /* errno is set to 1234 before the call */
+} buffered_failures[] = {
+	{ 0, ENOSPC, -1, ENOSPC },
+	{ 0, EFAULT, -1, EFAULT },
+	{ 1, ENOSPC, 4096, 1234 },
+	{ 2, EDQUOT, 8192, 1234 },
+	{ 2, EFBIG, 8192, 1234 },
+};
+
+START_TEST(test_failed_buffered_write_piece)
+{
+	fake.fail_at = buffered_failures[_i].fail_at;
+	fake.fail_errno = buffered_failures[_i].fail_errno;
+	errno = 1234;
+	ck_assert_int_eq(cut(10000, 0, 4096, SPLIT_FAIL_SHORT_WRITE), buffered_failures[_i].want);
+	ck_assert_int_eq(errno, buffered_failures[_i].want_errno);
+	ck_assert_uint_eq(fake.calls, (unsigned)buffered_failures[_i].fail_at + 1);
 }
 END_TEST
 
@@ -365,6 +394,8 @@ int main(void)
 	tcase_add_test(tc, test_allowance_per_piece);
 	tcase_add_test(tc, test_aligned_pieces);
 	tcase_add_loop_test(tc, test_failed_write_piece, 0, sizeof(failures) / sizeof(failures[0]));
+	tcase_add_loop_test(tc, test_failed_buffered_write_piece, 0,
+			    sizeof(buffered_failures) / sizeof(buffered_failures[0]));
 	tcase_add_test(tc, test_failed_read_piece);
 	tcase_add_test(tc, test_short_read_unmapped_rest);
 	tcase_add_loop_test(tc, test_may_cut, 0, sizeof(cuts) / sizeof(cuts[0]));
