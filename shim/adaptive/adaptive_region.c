@@ -672,11 +672,42 @@ static bool step_while_held(void *arg, uint64_t *hint)
  * Gap filling happens only in the ticks, where the allowance has no room for the piece: a
  * piece the allowance admits is no admission beyond it.
  */
+/*
+ * A low piece of @bytes for @dev goes now, in a probe: a read that starts before it is
+ * expected done, twice its learnt service time (it may queue; 2 ms when none is learnt, as
+ * for a writeback push), is left out of the probe (adaptive_region_fg_alone). A piece of
+ * no known device marks every slot. Never later than the time already there.
+ */
+#define PROBE_PIECE_UNKNOWN_NS 2000000ull
+
+static void mark_probe_piece(struct adaptive_region *r, uint32_t dev, uint64_t bytes)
+{
+	uint64_t now;
+
+	if (!bytes || !probing(r))
+		return;
+	now = monotonic_ns();
+	for (uint32_t d = 0; d < ADAPTIVE_FG_SLOTS; d++) {
+		struct adaptive_fg *f = &r->fg[d];
+		uint64_t svc, until, was;
+
+		if (dev != ADAPTIVE_DEV_ANY && f != adaptive_region_fg(r, dev))
+			continue;
+		svc = adaptive_svc_predict(&f->svc, bytes);
+		until = now + (svc ? 2 * svc : PROBE_PIECE_UNKNOWN_NS);
+		was = atomic_load_explicit(&f->probe_low_until_ns, memory_order_relaxed);
+		while (was < until && !atomic_compare_exchange_weak(&f->probe_low_until_ns, &was,
+								     until))
+			;
+	}
+}
+
 uint32_t adaptive_region_gate_enter_on(struct adaptive_region *r, pid_t pid, pid_t tid,
 				       uint64_t max_wait_ns, uint32_t dev, uint64_t bytes)
 {
 	struct gate_waiter w = { .r = r, .pid = pid, .tid = tid, .dev = dev, .bytes = bytes };
 	uint64_t now;
+	uint32_t ticket;
 
 	if (adaptive_region_bad(r))
 		return 0;
@@ -694,7 +725,11 @@ uint32_t adaptive_region_gate_enter_on(struct adaptive_region *r, pid_t pid, pid
 	if (atomic_load_explicit(&r->gate.cap, memory_order_relaxed) != LOW_GATE_UNLIMITED &&
 	    adaptive_region_fg_idle_on(r, dev, now)) {
 		atomic_fetch_add_explicit(&r->fast_full, 1, memory_order_relaxed);
+		mark_probe_piece(r, dev, bytes);
 		return 0;
 	}
-	return low_gate_enter_ticking(&r->gate, pid, tid, max_wait_ns, step_while_held, &w);
+	ticket = low_gate_enter_ticking(&r->gate, pid, tid, max_wait_ns, step_while_held, &w);
+	/* Held in a probe, it still goes once its wait is up: paced, never parked. */
+	mark_probe_piece(r, dev, bytes);
+	return ticket;
 }

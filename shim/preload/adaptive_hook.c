@@ -597,7 +597,9 @@ static inline __attribute__((always_inline)) void read_end(struct adaptive_timin
 	/* A page-cache hit ends nothing the device saw: the start's time stands. */
 	if (t.kind == FD_KIND_STORAGE || ns >= ADAPTIVE_PAGE_CACHE_FLOOR_NS) {
 		adaptive_region_fg_end(adaptive_on, t.dev, end);
-		adaptive_region_note_read(adaptive_on, ns);
+		/* Not beside a piece a held low thread let go in a probe: not alone. */
+		if (adaptive_region_fg_alone(adaptive_on, t.dev, t.start))
+			adaptive_region_note_read(adaptive_on, ns);
 	} else {
 		adaptive_region_fg_end(adaptive_on, t.dev, 0);
 	}
