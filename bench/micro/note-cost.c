@@ -16,7 +16,8 @@
  *            the floor for any per-thread design;
  *   fast     cpu, and the fast path's count in flight, start and end stamps and gap
  *            (adaptive_region_fg_begin and _end on device slot 0: one line per device,
- *            which every high thread reading that device writes).
+ *            which every high thread reading that device writes), and the load that
+ *            leaves a read beside a probe's paced low piece out (adaptive_region_fg_alone).
  * Prints ns of thread CPU time per call, the median over the threads of the median of
  * blocks: shared minus private is what contention adds per noted read.
  * usage: note-cost [--threads T] [--calls N] [--mode bare|none|shared|cpu|private|fast]
@@ -95,7 +96,8 @@ static void *reader(void *arg)
 			if (mode == MODE_SHARED)
 				atomic_fetch_add_explicit(&shared_hist[hist_bucket(ns)], 1,
 							  memory_order_relaxed);
-			else if (mode == MODE_CPU || mode == MODE_FAST)
+			else if (mode == MODE_CPU ||
+				 (mode == MODE_FAST && adaptive_region_fg_alone(region, 0, t0)))
 				adaptive_region_note_read(region, ns);
 			else if (mode == MODE_PRIVATE)
 				w->hist[hist_bucket(ns)]++;
