@@ -33,7 +33,8 @@ def figures(cell, name):
     if unt and "error" not in unt and name != "alone":
         f["busy_share"] = ratio(f["busy_mb_s"], unt.get("bg_mb_s_busy"))
         f["idle_share"] = ratio(f["idle_mb_s"], unt.get("bg_mb_s_idle")) if f["idle_mb_s"] is not None else None
-    r = v.get("reaction_ms") or []
+    # read by read where the run has it (matrix-load's reaction_fine_ms), else 10 ms steps
+    r = v.get("reaction_fine_ms", v.get("reaction_ms")) or []
     f["react_ms"] = statistics.median(r) if r else None
     f["react_max_ms"] = max(r) if r else None
     bounds = cell.get("bound") or {}
@@ -69,7 +70,7 @@ def print_cell(cell, names):
         print(f"  {name:22} P99 {fmt(f['p99x'], '.2f', 'x')} alone, bg {f['bg_mb_s']:.1f} MB/s = "
               f"{fmt(f['frac_bound'], '.0%')} of bound ({fmt(f['bound_mb_s'], '.1f')}), busy share "
               f"{fmt(f.get('busy_share'), '.0%')}, idle share {fmt(f.get('idle_share'), '.0%')}, "
-              f"reaction {fmt(f['react_ms'], '.0f', ' ms')}", file=sys.stderr, flush=True)
+              f"reaction {fmt(f['react_ms'], '.1f', ' ms')}", file=sys.stderr, flush=True)
 
 
 def check_lines(ck):
@@ -124,7 +125,7 @@ def markdown(results):
                 f"{f['busy_mb_s']:.1f} ({fmt(f.get('busy_share'), '.0%')}) | "
                 f"{fmt(f['idle_mb_s'], '.1f')} ({fmt(f.get('idle_share'), '.0%')}) | "
                 f"{fmt(f['lock_p99_us'] and f['lock_p99_us'] / 1e3, '.2f', ' ms')} | "
-                f"{fmt(f['react_ms'], '.0f')} ({fmt(f['react_max_ms'], '.0f')}) ms |")
+                f"{fmt(f['react_ms'], '.1f')} ({fmt(f['react_max_ms'], '.1f')}) ms |")
     if results.get("check"):
         lines += [""] + check_lines(results["check"])
     return "\n".join(lines) + "\n"

@@ -178,6 +178,16 @@ class Goals(unittest.TestCase):
         self.assertEqual(goals.k_of("target:read.p99<=1.5x@old", ["read.p99<=2x"]), 1.5)
         self.assertEqual(goals.k_of("untagged", ["read.p99<=3x"]), 3.0)
 
+    def test_reaction_read_by_read(self):
+        """A run with reaction_fine_ms is judged on it, not on the 10 ms steps."""
+        fine = dict(CELL, variants=dict(CELL["variants"]))
+        fine["variants"]["target:read.p99<=2x"] = run(300, 3000, 90, 60, 150, react=[10, 10, 20],
+                                                      reaction_fine_ms=[0.4, 0.6, 5.0])
+        f = report.figures(fine, "target:read.p99<=2x")
+        self.assertEqual((f["react_ms"], f["react_max_ms"]), (0.6, 5.0))
+        self.assertTrue(goals.judge(f, 2.0, True)["react"])
+        self.assertEqual(report.figures(CELL, "target:read.p99<=2x")["react_ms"], 30)
+
     def test_markdown(self):
         md = report.markdown(dict(RESULTS, cells=[CELL, STEADY]))
         self.assertIn("| foreground P99 ≤ k× alone | 0 of 2 | 2 of 2 | 2 of 2 | 1 of 2 |", md)
