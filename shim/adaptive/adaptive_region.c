@@ -694,7 +694,8 @@ static void mark_probe_piece(struct adaptive_region *r, uint32_t dev, uint64_t b
 		if (dev != ADAPTIVE_DEV_ANY && f != adaptive_region_fg(r, dev))
 			continue;
 		svc = adaptive_svc_predict(&f->svc, bytes);
-		until = now + (svc ? 2 * svc : PROBE_PIECE_UNKNOWN_NS);
+		svc = svc ? 2 * svc : PROBE_PIECE_UNKNOWN_NS;
+		until = now + (svc < ADAPTIVE_PROBE_MARK_MAX_NS ? svc : ADAPTIVE_PROBE_MARK_MAX_NS);
 		was = atomic_load_explicit(&f->probe_low_until_ns, memory_order_relaxed);
 		while (was < until && !atomic_compare_exchange_weak(&f->probe_low_until_ns, &was,
 								     until))

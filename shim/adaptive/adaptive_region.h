@@ -236,11 +236,16 @@ static inline void adaptive_region_fg_begin(struct adaptive_region *r, uint32_t 
  * Did the read that started at @start_ns on @dev overlap no such piece? One load of a line
  * low threads write in probes only.
  */
+#define ADAPTIVE_PROBE_MARK_MAX_NS 1000000000ull /* a mark further ahead is garbage */
+
 static inline bool adaptive_region_fg_alone(struct adaptive_region *r, uint32_t dev,
 					    uint64_t start_ns)
 {
-	return start_ns >= atomic_load_explicit(&adaptive_region_fg(r, dev)->probe_low_until_ns,
-						memory_order_relaxed);
+	uint64_t until = atomic_load_explicit(&adaptive_region_fg(r, dev)->probe_low_until_ns,
+					      memory_order_relaxed);
+
+	/* A garbled region must not blind the window: a mark past a second is ignored. */
+	return start_ns >= until || until - start_ns > ADAPTIVE_PROBE_MARK_MAX_NS;
 }
 
 /* It ended at @now_ns (0: the caller has no clock; the start's time stands). */

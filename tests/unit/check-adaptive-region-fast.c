@@ -291,6 +291,10 @@ START_TEST(test_probe_leaves_out_paced_pieces)
 	after = monotonic_ns();
 	ck_assert(!adaptive_region_fg_alone(r, b, after));
 	ck_assert(adaptive_region_fg_alone(r, b, after + 2 * svc + 1)); /* twice its time */
+	/* A garbled mark far ahead blinds nothing. */
+	atomic_store(&r->fg[b].probe_low_until_ns, UINT64_MAX - 1);
+	ck_assert(adaptive_region_fg_alone(r, b, monotonic_ns()));
+	atomic_store(&r->fg[b].probe_low_until_ns, 0);
 	/* Outside a probe the piece leaves nothing out. */
 	r->ctl.phase = PHASE_RUN;
 	adaptive_region_gate_enter_on(r, getpid(), self_tid(), 5 * MS, a, 16 * KIB);
