@@ -353,14 +353,15 @@ static void *chunk_reader(void *arg)
 }
 
 /*
- * Reads in flight on the device now (/sys/block/loopN/inflight: "reads writes"), -1. Raw
- * syscalls: the sampler is no foreground reader of the shim's (its reads would make the
- * foreground idle, hence the tier full, whenever the sampler is preempted for 1 ms).
+ * Reads (@field 0) or writes (1) in flight on the device now (/sys/block/loopN/inflight:
+ * "reads writes"), -1. Raw syscalls: the sampler is no foreground reader of the shim's (its
+ * reads would make the foreground idle, hence the tier full, whenever the sampler is
+ * preempted for 1 ms).
  */
-static int reads_in_flight(void)
+static int in_flight(int field)
 {
 	char path[64], text[64];
-	int fd, n, reads = -1;
+	int fd, n, counts[2] = { -1, -1 };
 
 	snprintf(path, sizeof(path), "/sys/block/%s/inflight", dev.name);
 	fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
@@ -370,10 +371,26 @@ static int reads_in_flight(void)
 	syscall(SYS_close, fd);
 	if (n > 0) {
 		text[n] = 0;
-		if (sscanf(text, "%d", &reads) != 1)
-			reads = -1;
+		if (sscanf(text, "%d %d", &counts[0], &counts[1]) != 2)
+			counts[0] = counts[1] = -1;
 	}
-	return reads;
+	return counts[field];
+}
+
+/* in_flight(@field) sampled until *@done is set: the most seen; the samples in *@samples. */
+static int most_in_flight(_Atomic int *done, int field, int *samples)
+{
+	int most = 0;
+
+	*samples = 0;
+	while (!atomic_load(done)) {
+		int now = in_flight(field);
+
+		(*samples)++;
+		if (now > most)
+			most = now;
+	}
+	return most;
 }
 
 /* The device's reads completed and sectors read so far (/sys/block/loopN/stat). */
@@ -454,13 +471,7 @@ static int request_mode(bool idle)
 		foreground_idle();
 	if (pthread_create(&t, NULL, chunk_reader, buf) != 0)
 		return test_fail("pthread_create");
-	while (!atomic_load(&reading_done)) {
-		int now = reads_in_flight();
-
-		samples++;
-		if (now > most)
-			most = now;
-	}
+	most = most_in_flight(&reading_done, 0, &samples);
 	pthread_join(t, NULL);
 	printf("request%s: %.1f MiB read in 1 MiB preads at cap 1 on a device of %u KiB requests; "
 	       "at most %d reads in flight (%d samples), %llu calls split\n", idle ? "-idle" : "",
@@ -559,13 +570,7 @@ static long long scan(bool advised, int *most)
 	if (!EXPECT(pthread_create(&t, NULL, scanner, advised ? "advised" : NULL) == 0,
 		    "pthread_create"))
 		return -1;
-	while (!atomic_load(&scan_done)) {
-		int now = reads_in_flight();
-
-		samples++;
-		if (now > *most)
-			*most = now;
-	}
+	*most = most_in_flight(&scan_done, 0, &samples);
 	pthread_join(t, NULL);
 	stat_reads(&ios_end, &sectors_end);
 	printf("readahead%s: %.1f MiB read in 64 KiB buffered preads, read_ahead_kb %s; "
@@ -596,7 +601,7 @@ static int readahead_mode(void)
 	ret = scratch_fs_create(&fs, &opts);
 	if (ret)
 		return ret;
-	dev = fs.dev; /* reads_in_flight() looks at the scratch device */
+	dev = fs.dev; /* in_flight() looks at the scratch device */
 	snprintf(data_path, sizeof(data_path), "%s/scanned", fs.mnt);
 	ret = loopdev_queue_set(&fs.dev, "read_ahead_kb", READAHEAD_KB);
 	if (ret < 0) {
@@ -638,26 +643,6 @@ static int readahead_mode(void)
 
 static _Atomic int writing_done;
 static _Atomic uint64_t bytes_written;
-
-/* Writes in flight on the device now (the second figure of /sys/block/loopN/inflight), -1. */
-static int writes_in_flight(void)
-{
-	char path[64], text[64];
-	int fd, n, reads, writes = -1;
-
-	snprintf(path, sizeof(path), "/sys/block/%s/inflight", dev.name);
-	fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = (int)syscall(SYS_read, fd, text, sizeof(text) - 1);
-	syscall(SYS_close, fd);
-	if (n > 0) {
-		text[n] = 0;
-		if (sscanf(text, "%d %d", &reads, &writes) != 2)
-			writes = -1;
-	}
-	return writes;
-}
 
 /*
  * The low writer: the file in 1 MiB buffered pwrites, twice: new pages, then the same
@@ -721,7 +706,7 @@ static int bufwrite_mode(void)
 	ret = scratch_fs_create(&fs, &opts);
 	if (ret)
 		return ret;
-	dev = fs.dev; /* writes_in_flight() looks at the scratch device */
+	dev = fs.dev; /* in_flight() looks at the scratch device */
 	snprintf(data_path, sizeof(data_path), "%s/written", fs.mnt);
 	snprintf(kb, sizeof(kb), "%u", REQUEST_KB);
 	ret = loopdev_queue_set(&fs.dev, "max_sectors_kb", kb);
@@ -735,13 +720,7 @@ static int bufwrite_mode(void)
 	pin_cap_one();
 	if (pthread_create(&t, NULL, bufwriter, NULL) != 0)
 		return test_fail("pthread_create");
-	while (!atomic_load(&writing_done)) {
-		int now = writes_in_flight();
-
-		samples++;
-		if (now > most)
-			most = now;
-	}
+	most = most_in_flight(&writing_done, 1, &samples);
 	pthread_join(t, NULL);
 	printf("bufwrite: %.1f MiB written in 1 MiB buffered pwrites at cap 1 on a device of %u "
 	       "KiB requests; at most %d writes in flight (%d samples), %llu calls split\n",

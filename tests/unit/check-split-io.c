@@ -157,11 +157,24 @@ END_TEST
  * short count. EFBIG after the first piece: the file's limit begins there, and the whole
  * call would have stopped at it.
  */
-static const struct {
+struct failure_case {
 	int fail_at, fail_errno;
 	ssize_t want;
 	int want_errno; /* errno is set to 1234 before the call */
-} failures[] = {
+};
+
+/* The call cut as @failure fails with its piece @c->fail_at failing: it answers @c->want. */
+static void assert_failed_piece(const struct failure_case *c, enum split_failure failure)
+{
+	fake.fail_at = c->fail_at;
+	fake.fail_errno = c->fail_errno;
+	errno = 1234;
+	ck_assert_int_eq(cut(10000, 0, 4096, failure), c->want);
+	ck_assert_int_eq(errno, c->want_errno);
+	ck_assert_uint_eq(fake.calls, (unsigned)c->fail_at + 1);
+}
+
+static const struct failure_case failures[] = {
 	{ 0, EIO, -1, EIO },
 	{ 1, EIO, -1, EIO },
 	{ 2, EFAULT, -1, EFAULT },
@@ -172,12 +185,7 @@ static const struct {
 
 START_TEST(test_failed_write_piece)
 {
-	fake.fail_at = failures[_i].fail_at;
-	fake.fail_errno = failures[_i].fail_errno;
-	errno = 1234;
-	ck_assert_int_eq(cut(10000, 0, 4096, SPLIT_FAIL_WRITE), failures[_i].want);
-	ck_assert_int_eq(errno, failures[_i].want_errno);
-	ck_assert_uint_eq(fake.calls, (unsigned)failures[_i].fail_at + 1);
+	assert_failed_piece(&failures[_i], SPLIT_FAIL_WRITE);
 }
 END_TEST
 
@@ -186,11 +194,7 @@ END_TEST
  * bytes before it with errno as before, as the kernel's buffered write returns what it
  * copied before ENOSPC, EDQUOT or a fault.
  */
-static const struct {
-	int fail_at, fail_errno;
-	ssize_t want;
-	int want_errno; /* errno is set to 1234 before the call */
-} buffered_failures[] = {
+static const struct failure_case buffered_failures[] = {
 	{ 0, ENOSPC, -1, ENOSPC },
 	{ 0, EFAULT, -1, EFAULT },
 	{ 1, ENOSPC, 4096, 1234 },
@@ -200,12 +204,7 @@ static const struct {
 
 START_TEST(test_failed_buffered_write_piece)
 {
-	fake.fail_at = buffered_failures[_i].fail_at;
-	fake.fail_errno = buffered_failures[_i].fail_errno;
-	errno = 1234;
-	ck_assert_int_eq(cut(10000, 0, 4096, SPLIT_FAIL_SHORT_WRITE), buffered_failures[_i].want);
-	ck_assert_int_eq(errno, buffered_failures[_i].want_errno);
-	ck_assert_uint_eq(fake.calls, (unsigned)buffered_failures[_i].fail_at + 1);
+	assert_failed_piece(&buffered_failures[_i], SPLIT_FAIL_SHORT_WRITE);
 }
 END_TEST
 
