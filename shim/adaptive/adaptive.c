@@ -233,14 +233,16 @@
  * the cap counts I/Os on the device, one slot one request. A split call must be
  * indistinguishable from the unsplit one (return value, errno, offset, content, POSIX's
  * atomicity); where that cannot be guaranteed the call is paced whole, one slot for the whole
- * transfer: read() and write() (a shared file position), buffered or O_APPEND pwrites,
+ * transfer: read() and write() (a shared file position), O_APPEND or O_SYNC pwrites,
  * misaligned O_DIRECT, counts or offsets the kernel would refuse, a source not mapped end
  * to end, a write crossing RLIMIT_FSIZE or a device's end. Vectored calls pass whole. A
  * buffered write is a copy into memory: under a finite cap its device I/O is the shim's
  * writeback push, cut into chunk pieces that each hold a slot while they are submitted
  * (sync_file_range's WRITE) and are waited for without one, so the next low I/O is admitted
  * as soon as the device has the piece: "in flight" is "submitted", and a pushing thread,
- * waiting, adds at most one piece beyond the cap (preload/low_paths.c). Held, the write
+ * waiting, adds at most one piece beyond the cap (preload/low_paths.c). A buffered pwrite
+ * larger than the chunk is cut, each piece pushed as it is copied (split_io.c, rule 2: a
+ * 1 MiB write makes a 1 MiB folio, written back whole). Held, the write
  * itself waits before it copies, or the flusher would write back a held tier's pages at the
  * default class. A low buffered read under a target reads what it asks: its fd is advised
  * POSIX_FADV_RANDOM at every level, an fd the program advised too, or the kernel's

@@ -5,8 +5,9 @@
  * With one, a high thread's reads (read, pread, readv, preadv, preadv2 and their _chk and
  * 64 names) are timed: on an O_DIRECT file or a block device every one goes into the shared
  * window, on a buffered file only those slower than a page-cache hit can be. A low thread's
- * reads and writes pass the gate; a pread or an O_DIRECT pwrite larger than the chunk is cut
- * into pieces where the program cannot tell (split_io.c), any other call is paced whole.
+ * reads and writes pass the gate; a pread or a pwrite (O_DIRECT, or buffered with each piece
+ * pushed as it is copied) larger than the chunk is cut into pieces where the program cannot
+ * tell (split_io.c), any other call is paced whole.
  * Either may run the controller when its window has ended.
  */
 #ifndef IOTIER_ADAPTIVE_HOOK_H
@@ -63,8 +64,8 @@ SHIM_HIDDEN void adaptive_read_end(struct adaptive_timing t, ssize_t ret);
 
 /*
  * read, write, pread and pwrite while adaptive_on: same results, errno, file offset and
- * content as the real calls. A low thread's pread, or O_DIRECT pwrite without O_APPEND,
- * larger than the allowance is cut into pieces, each through the gate, when the rules at the
+ * content as the real calls. A low thread's pread, or pwrite without O_APPEND (O_DIRECT, or
+ * buffered without O_SYNC), larger than the allowance is cut into pieces, each through the gate, when the rules at the
  * head of split_io.c allow; read and write (the shared file position) never are.
  */
 SHIM_HIDDEN ssize_t adaptive_pread(int fd, void *buf, size_t n, off_t off);
