@@ -118,10 +118,11 @@
  * Baseline, for a relative target (start_probe, finish_probe). The bound is a multiple of the
  * same percentile measured with the low tier held: a probe holds it for 50 ms of drain (reads
  * still queued behind its last I/Os are not "alone"; longer while the reader is still starved,
- * draining) and 250 ms of measure, extended half a
- * measure at a time up to 1 s until it has max(200, 2 / (1 - percentile)) reads
- * (probe_min_reads): from fewer, a p99 is the maximum (it took 32, and one slow read was the
- * baseline). A probe during which an urgent thread (IOTIER_URGENT: RocksDB's flush) did any
+ * draining) and 250 ms of measure, extended half a measure at a time until it has
+ * max(200, 2 / (1 - percentile)) reads (probe_min_reads), up to 1 s, or up to 2 s while its
+ * rate so far would reach them by then (probe_fills: a reader at 200-odd reads a second is
+ * not left a coin's toss from a baseline): from fewer, a p99 is the maximum (it took 32,
+ * and one slow read was the baseline). A probe during which an urgent thread (IOTIER_URGENT: RocksDB's flush) did any
  * I/O call is void, in its drain or its measure: the flush's writes were on the device while
  * the low tier was held, so the reads were not alone (the region counts urgent threads'
  * calls, adaptive_region_note_urgent); it is retried 5 s later. Probes come every 30 s (the
@@ -1011,6 +1012,26 @@ static uint64_t look_early(const struct adaptive *c, uint64_t now_ns, uint64_t e
 }
 
 /*
+ * Does a probe short of reads after @elapsed of measure go on? Up to its usual longest
+ * (measure x window_max_mult, 1 s), and on to twice that while the reads so far, at their
+ * rate, would reach probe_min_reads by then. The matrix's open-loop reader at 30% on the
+ * `cloud` disk reads 224 times a second: its probes ended at 1 s with 190-230 reads, and a
+ * probe short by a few left the tier at full until the retry 5 s later (17.6x alone in one
+ * run of two, 1.15x in the other, whose probe had its 200). A reader too slow to get there
+ * by 2 s stops at 1 s as before: nothing is held longer for a probe that cannot succeed.
+ */
+static bool probe_fills(const struct adaptive *c, uint64_t elapsed)
+{
+	uint64_t usual = c->p.probe_measure_ns * c->p.window_max_mult, longest = 2 * usual;
+	uint64_t reads = adaptive_hist_count(c->pending.hist);
+
+	if (elapsed < usual)
+		return true;
+	return elapsed < longest &&
+	       (unsigned __int128)reads * longest >= (unsigned __int128)probe_min_reads(c) * elapsed;
+}
+
+/*
  * Is the device still emptying what the low tier queued before the probe held it, after
  * @elapsed of drain? Fewer than idle_reads reads so far: the reader is still starved. A
  * sequential reader's readahead can leave tens of MiB in the scheduler (its queue holds 256
@@ -1084,7 +1105,7 @@ void adaptive_step(struct adaptive *c, uint64_t now_ns, const struct adaptive_wi
 		return;
 	case PHASE_PROBE_MEASURE:
 		if (adaptive_hist_count(c->pending.hist) < probe_min_reads(c) &&
-		    elapsed < c->p.probe_measure_ns * c->p.window_max_mult) {
+		    probe_fills(c, elapsed)) {
 			extend_window(c, now_ns, c->p.probe_measure_ns / 2); /* a slow reader */
 			return;
 		}
