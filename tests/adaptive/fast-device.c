@@ -8,7 +8,8 @@
  * count events, not times:
  *   device: the writer writes B. While the reader reads A for 300 ms, no write of B may wait
  *           at the gate (before: one count for the tree, and every write waited to its
- *           20 ms bound); while it reads B for 300 ms, most writes must.
+ *           20 ms bound); while it reads B for 300 ms, most writes must (in one of three
+ *           tries: a reader descheduled on a loaded machine leaves B idle).
  *   gap:    the writer writes A, the device read, in 16 KiB pieces; IOTIER_GATE_WAIT=100ms,
  *           so the allowance alone (held: one write per bound, cut short) gives about 10
  *           writes a second. The reader pauses 5 ms between reads: 300 reads with the writer
@@ -194,10 +195,20 @@ static void mode_device(char *buf)
 	       "foreground read only A", (unsigned long long)waited, (unsigned long long)writes);
 	EXPECT(write_how != WRITE_PUSHED || atomic_load(&region->pushes) > pushes,
 	       "the writes were not pushed through the gate");
-	read_for(1, 2000000, buf, &writes, &waited);
-	read_for(1, PHASE_NS, buf, &writes, &waited);
-	fprintf(stderr, "reading B, writing B: %llu writes, %llu waited at the gate\n",
-		(unsigned long long)writes, (unsigned long long)waited);
+	/*
+	 * A phase that fails is run again, up to three times: CI runs tests side by side, and
+	 * a reader descheduled for a millisecond leaves B idle, when its writes rightly go
+	 * (the fast path's quiet is at least 1 ms; one CI run saw 4 of 30 wait). A fast path
+	 * that does not clamp B fails every one.
+	 */
+	for (int tries = 0; tries < 3; tries++) {
+		read_for(1, 2000000, buf, &writes, &waited);
+		read_for(1, PHASE_NS, buf, &writes, &waited);
+		fprintf(stderr, "reading B, writing B: %llu writes, %llu waited at the gate\n",
+			(unsigned long long)writes, (unsigned long long)waited);
+		if (waited >= 1 && waited * 2 >= writes)
+			break;
+	}
 	EXPECT(waited >= 1 && waited * 2 >= writes, "the writer of B was not clamped while the "
 	       "foreground read B: %llu of %llu writes waited", (unsigned long long)waited,
 	       (unsigned long long)writes);
