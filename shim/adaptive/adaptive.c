@@ -122,7 +122,8 @@
  * max(200, 2 / (1 - percentile)) reads (probe_min_reads), up to 1 s, or up to 2 s while its
  * rate so far would reach them by then (probe_fills: a reader at 200-odd reads a second is
  * not left a coin's toss from a baseline): from fewer, a p99 is the maximum (it took 32,
- * and one slow read was the baseline). A probe during which an urgent thread (IOTIER_URGENT: RocksDB's flush) did any
+ * and one slow read was the baseline). A probe during which an urgent thread
+ * (IOTIER_URGENT: RocksDB's flush) did any
  * I/O call is void, in its drain or its measure: the flush's writes were on the device while
  * the low tier was held, so the reads were not alone (the region counts urgent threads'
  * calls, adaptive_region_note_urgent); it is retried 5 s later. Probes come every 30 s (the
@@ -989,9 +990,10 @@ static uint64_t expected_reads(const struct adaptive *c, uint64_t reads, uint64_
  * look again; otherwise judge now, as a window of that many reads (judge_window's @expect).
  *  - A certain miss: more reads over the target than the window could allow, had every read
  *    still to come been fast. Its reads are counted as the window's expected total
- *    (expected_reads), so a look cuts no sooner than the window's end would, only earlier: under a tier at full a reader at 6 ms a read
- *    shows three reads over the target within 20 ms, where a window of 200 reads took up to
- *    400 ms to come to the same verdict, all of it over the target.
+ *    (expected_reads), so a look cuts no sooner than the window's end would, only
+ *    earlier: under a tier at full a reader at 6 ms a read shows three reads over the
+ *    target within 20 ms, where a window of 200 reads took up to 400 ms to come to the
+ *    same verdict, all of it over the target.
  *  - The first baseline of a relative target: a reader has shown up, so probe now, not at
  *    the end of a window spent at full with nothing to judge it by.
  * Either needs idle_reads reads: fewer are stray reads, as at a window's end.
@@ -1015,10 +1017,11 @@ static uint64_t look_early(const struct adaptive *c, uint64_t now_ns, uint64_t e
  * Does a probe short of reads after @elapsed of measure go on? Up to its usual longest
  * (measure x window_max_mult, 1 s), and on to twice that while the reads so far, at their
  * rate, would reach probe_min_reads by then. The matrix's open-loop reader at 30% on the
- * `cloud` disk reads 224 times a second: its probes ended at 1 s with 190-230 reads, and a
- * probe short by a few left the tier at full until the retry 5 s later (17.6x alone in one
- * run of two, 1.15x in the other, whose probe had its 200). A reader too slow to get there
- * by 2 s stops at 1 s as before: nothing is held longer for a probe that cannot succeed.
+ * `cloud` disk reads 224-237 times a second: a probe short by a few reads at 1 s left the
+ * tier at full until the retry 5 s later (17.6x and 21.2x alone: 2 of 12 runs of the cell,
+ * 0 of 8 with this; docs/bench/adaptive-matrix-2026-12-07-held-climb.md). A reader too
+ * slow to get there by 2 s stops at 1 s as before: nothing is held longer for a probe that
+ * cannot succeed.
  */
 static bool probe_fills(const struct adaptive *c, uint64_t elapsed)
 {
