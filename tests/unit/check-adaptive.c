@@ -828,10 +828,20 @@ static void to_probe_measure(void)
  * fewer, its "P99" is the maximum (it took 32). Each probe short of them waits twice as
  * long before the next.
  */
-START_TEST(test_probe_needs_reads)
+/* A probe whose reader gives @reads reads a window of its measure: how long it held. */
+static uint64_t probe_at(uint32_t reads)
 {
 	uint64_t held;
 
+	to_probe_measure();
+	held = c.held_ns;
+	while (c.phase == PHASE_PROBE_MEASURE)
+		feed(400000, reads, ADAPTIVE_DEBT_NONE);
+	return c.held_ns - held;
+}
+
+START_TEST(test_probe_needs_reads)
+{
 	start("read.p99<=2x");
 	to_probe_measure();
 	for (int i = 0; i < 8 && c.phase == PHASE_PROBE_MEASURE; i++)
@@ -841,32 +851,20 @@ START_TEST(test_probe_needs_reads)
 	ck_assert_uint_eq(c.level, ADAPTIVE_LEVEL_FULL);
 	ck_assert_uint_eq(c.next_probe_ns, now + params.probe_retry_ns);
 	/* 10 reads a window: 70 in the second held, 140 by 2 s: too few, and not held longer. */
-	to_probe_measure();
-	held = c.held_ns;
-	while (c.phase == PHASE_PROBE_MEASURE)
-		feed(400000, 10, ADAPTIVE_DEBT_NONE);
+	ck_assert_uint_le(probe_at(10), 4 * params.probe_measure_ns);
 	ck_assert_uint_eq(c.baseline_ns, 0);
 	ck_assert_uint_eq(c.valid_probes, 0);
 	ck_assert_uint_eq(c.next_probe_ns, now + 2 * params.probe_retry_ns);
-	ck_assert_uint_le(c.held_ns - held, 4 * params.probe_measure_ns);
 	/*
 	 * 20 a window, 160 reads a second: 140 in the first second, but at that rate 200
 	 * within 2 s, so the probe goes on to its 200 (before: short, the tier at full).
 	 */
-	to_probe_measure();
-	held = c.held_ns;
-	while (c.phase == PHASE_PROBE_MEASURE)
-		feed(400000, 20, ADAPTIVE_DEBT_NONE);
+	ck_assert_uint_le(probe_at(20), 6 * params.probe_measure_ns);
 	assert_baseline_near(400000);
 	ck_assert_uint_eq(c.valid_probes, 1);
-	ck_assert_uint_le(c.held_ns - held, 6 * params.probe_measure_ns);
 	/* 30 a window: the probe waits for its 200, within its usual second. */
-	to_probe_measure();
-	held = c.held_ns;
-	while (c.phase == PHASE_PROBE_MEASURE)
-		feed(400000, 30, ADAPTIVE_DEBT_NONE);
+	ck_assert_uint_le(probe_at(30), 4 * params.probe_measure_ns);
 	assert_baseline_near(400000);
-	ck_assert_uint_le(c.held_ns - held, 4 * params.probe_measure_ns);
 	ck_assert_uint_eq(c.short_probes, 0);
 }
 END_TEST
