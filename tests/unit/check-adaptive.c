@@ -822,12 +822,6 @@ static void to_probe_measure(void)
 	ck_assert_int_eq(c.phase, PHASE_PROBE_MEASURE);
 }
 
-/*
- * A p99 baseline needs 200 reads, however long the probe has to hold for them (up to 4 x
- * its measure, 1 s, or 2 s for a reader whose rate gets there by then: probe_fills): from
- * fewer, its "P99" is the maximum (it took 32). Each probe short of them waits twice as
- * long before the next.
- */
 /* A probe whose reader gives @reads reads a window of its measure: how long it held. */
 static uint64_t probe_at(uint32_t reads)
 {
@@ -840,6 +834,12 @@ static uint64_t probe_at(uint32_t reads)
 	return c.held_ns - held;
 }
 
+/*
+ * A p99 baseline needs 200 reads, however long the probe has to hold for them (up to 4 x
+ * its measure, 1 s, or 2 s for a reader whose rate gets there by then: probe_fills): from
+ * fewer, its "P99" is the maximum (it took 32). Each probe short of them waits twice as
+ * long before the next.
+ */
 START_TEST(test_probe_needs_reads)
 {
 	start("read.p99<=2x");
