@@ -123,10 +123,10 @@
  * rate so far would reach them by then (probe_fills: a reader at 200-odd reads a second is
  * not left a coin's toss from a baseline): from fewer, a p99 is the maximum (it took 32,
  * and one slow read was the baseline). A probe during which an urgent thread
- * (IOTIER_URGENT: RocksDB's flush) did any
- * I/O call is void, in its drain or its measure: the flush's writes were on the device while
- * the low tier was held, so the reads were not alone (the region counts urgent threads'
- * calls, adaptive_region_note_urgent); it is retried 5 s later. Probes come every 30 s (the
+ * (IOTIER_URGENT: RocksDB's flush) did any I/O call is void, in its drain or its measure:
+ * the flush's writes were on the device while the low tier was held, so the reads were not
+ * alone (the region counts urgent threads' calls, adaptive_region_note_urgent); it is
+ * retried 5 s later. Probes come every 30 s (the
  * unloaded latency drifts slowly; 300 ms in 30 s is 1% of the time held); after a probe with
  * too few reads 5 s later, doubled for each such probe in a row up to 30 s (short_retry_ns: a
  * reader too slow for a baseline would have the tier held 1 s in every 6); the first 3 probes

@@ -227,6 +227,8 @@ static inline void adaptive_region_fg_begin(struct adaptive_region *r, uint32_t 
 	atomic_store_explicit(&f->last_ns, now_ns, memory_order_relaxed);
 }
 
+#define ADAPTIVE_PROBE_MARK_MAX_NS 1000000000ull /* a mark further ahead is garbage */
+
 /*
  * A probe's baseline is the reads alone, but a held low thread is paced, not parked: it
  * goes once per gate wait (IOTIER_GATE_WAIT, 20 ms), since it may hold a lock. Its pieces
@@ -236,8 +238,6 @@ static inline void adaptive_region_fg_begin(struct adaptive_region *r, uint32_t 
  * Did the read that started at @start_ns on @dev overlap no such piece? One load of a line
  * low threads write in probes only.
  */
-#define ADAPTIVE_PROBE_MARK_MAX_NS 1000000000ull /* a mark further ahead is garbage */
-
 static inline bool adaptive_region_fg_alone(struct adaptive_region *r, uint32_t dev,
 					    uint64_t start_ns)
 {

@@ -33,8 +33,9 @@ SHIM_HIDDEN void adaptive_hook_opened(int fd, const char *path, bool writable);
 /*
  * A buffered read faster than this was served by the page cache and says nothing about the
  * device: it is timed but not noted. Measured on a loop device here
- * (docs/bench/adaptive-measurements.md): a hit of 8 KiB takes about 1 us (p99 under 2 us), a random read from the device 50 us
- * and more; a fast NVMe read or one served by readahead still in flight falls below it.
+ * (docs/bench/adaptive-measurements.md): a hit of 8 KiB takes about 1 us (p99 under 2 us),
+ * a random read from the device 50 us and more; a fast NVMe read or one served by
+ * readahead still in flight falls below it.
  */
 #define ADAPTIVE_PAGE_CACHE_FLOOR_NS 30000ull
 
@@ -65,8 +66,9 @@ SHIM_HIDDEN void adaptive_read_end(struct adaptive_timing t, ssize_t ret);
 /*
  * read, write, pread and pwrite while adaptive_on: same results, errno, file offset and
  * content as the real calls. A low thread's pread, or pwrite without O_APPEND (O_DIRECT, or
- * buffered without O_SYNC), larger than the allowance is cut into pieces, each through the gate, when the rules at the
- * head of split_io.c allow; read and write (the shared file position) never are.
+ * buffered without O_SYNC), larger than the allowance is cut into pieces, each through the
+ * gate, when the rules at the head of split_io.c allow; read and write (the shared file
+ * position) never are.
  */
 SHIM_HIDDEN ssize_t adaptive_pread(int fd, void *buf, size_t n, off_t off);
 SHIM_HIDDEN ssize_t adaptive_pwrite(int fd, const void *buf, size_t n, off_t off);
