@@ -94,7 +94,7 @@ struct adaptive_hist_slot {
 #define ADAPTIVE_SHARED_PROBE 8u
 
 /*
- * The fast path per device (docs/adaptive.md, "Two speeds"): a slot for each of the first
+ * The fast path per device (docs/adaptive.md, "The fast path"): a slot for each of the first
  * ADAPTIVE_FG_DEVICES whole-disk devices the tree reads or writes (adaptive_region_dev_slot),
  * and a catch-all for every device after them. Devices in the catch-all clamp each other:
  * more clamping, never a low piece let go under a read of its own device.
@@ -310,7 +310,7 @@ uint32_t adaptive_region_piece_on(struct adaptive_region *r, uint32_t dev, uint3
 				  bool *idle);
 
 /*
- * Gap filling (docs/adaptive.md, "Two speeds"): a piece whose service time fits the
+ * Gap filling (docs/adaptive.md, "The fast path"): a piece whose service time fits the
  * reader's gap costs it nothing. adaptive_svc_note learns a low piece of @bytes that took
  * @ns; adaptive_svc_predict says how long one of @bytes should take (0: nothing learnt).
  */

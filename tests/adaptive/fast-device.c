@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Description: the adaptive tier's fast path per device and its gap filling (docs/adaptive.md,
- * "Two speeds"). A worker runs under the shim with IOTIER_LOW=bg-* and an unreachable target
+ * "The fast path"). A worker runs under the shim with IOTIER_LOW=bg-* and an unreachable target
  * (read.p99<=10us), on loop devices backed by tmpfs (no disk of the host's is touched); its
  * main thread reads 4 KiB O_DIRECT, QD1, and bg-writer does small O_DIRECT pwrites. Both
  * modes first read back-to-back until the controller holds the tier (level 0, cap 0), then

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * check-adaptive-region-fast.c: unit tests of the adaptive tier's fast path per device and of
- * gap filling (docs/adaptive.md, "Two speeds"). Each device has its slot in the region (the
+ * gap filling (docs/adaptive.md, "The fast path"). Each device has its slot in the region (the
  * first ADAPTIVE_FG_DEVICES, then one catch-all), found the same from any process; a read
  * of one device leaves another idle, and the gate lets a low piece to the idle one go at
  * full while one to the busy one waits. The low tier's service time is learnt per piece (a
