@@ -7,8 +7,9 @@
  * time. Every read's start and latency is kept, so that the percentiles are exact and the
  * reaction after each idle spell can be found; the background's bytes are counted per
  * 100 ms bucket so that its rate while the foreground reads and while it sleeps can be told
- * apart. One JSON line of results goes to stdout. Only pread and pwrite are used: those are
- * what the adaptive tier gates today.
+ * apart, and under a target the controller's level beside them (ctl_trace.h). One JSON line
+ * of results goes to stdout. Only pread and pwrite are used: those are what the adaptive
+ * tier gates today.
  *
  *   matrix-load --dir DIR --seconds S --pattern steady|qd4|bursty:ON_MS:OFF_MS|poisson:RATE
  *               --read dio|buf --bg none|dio|bufsync|seqread|wal [--bg-size BYTES]
@@ -28,6 +29,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "ctl_trace.h"
 
 #define READ_SIZE 4096
 #define MAX_FG 4
@@ -544,6 +547,7 @@ static void print_results(struct fg *fgs)
 	print_reaction(all, n, 0);
 	print_reaction(all, n, 1);
 	print_fg_buckets(all, n);
+	ctl_trace_print((int)((g.end - g.t0) / BUCKET_NS));
 	printf("\"react_us\":%.1f,\"seconds\":%.1f}\n", g.react_us, (g.end - g.t0) / 1e9);
 	free(all);
 	free(lat);
@@ -659,6 +663,7 @@ int main(int argc, char **argv)
 	}
 	g.t0 = now_ns();
 	g.end = g.t0 + (int64_t)(g.seconds * 1e9);
+	ctl_trace_start(g.t0, BUCKET_NS, g.nbuckets);
 	if (g.bg != BG_NONE && pthread_create(&bg, NULL, bg_main, NULL))
 		die("pthread_create");
 	for (int i = 0; i < g.nfg; i++)
@@ -669,6 +674,7 @@ int main(int argc, char **argv)
 	atomic_store(&g.stop, 1);
 	if (g.bg != BG_NONE)
 		pthread_join(bg, NULL);
+	ctl_trace_stop();
 	print_results(fgs);
 	return 0;
 }
