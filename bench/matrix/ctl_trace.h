@@ -5,8 +5,9 @@
  * the misses the controller cut, whether a probe held the tier. It reads the region the shim
  * maps in this very process (found in /proc/self/maps by its memfd's name), through the
  * seqlocked view `iotier threads` uses, every 10 ms from a thread of its own that makes no
- * I/O. Without a target (no region at the start) no thread runs and every bucket is unseen. What a run's trace is for: why
- * a run stayed near held, where the level was when the slow reads came.
+ * I/O. Without a target (no region at the start) no thread runs and every bucket is
+ * unseen. What a run's trace is for: why a run stayed near held, where the level was when
+ * the slow reads came.
  */
 #ifndef IOTIER_CTL_TRACE_H
 #define IOTIER_CTL_TRACE_H
