@@ -17,7 +17,10 @@
  *   fast     cpu, and the fast path's count in flight, start and end stamps and gap
  *            (adaptive_region_fg_begin and _end on device slot 0: one line per device,
  *            which every high thread reading that device writes), and the load that
- *            leaves a read beside a probe's paced low piece out (adaptive_region_fg_alone).
+ *            leaves a read beside a probe's paced low piece out (adaptive_region_fg_alone);
+ *            and the mark of a read that began as its thread's last one ended, from a
+ *            thread-local stamp, in the same add as the read
+ *            (adaptive_region_note_read_queued): here every read is back to back.
  * Prints ns of thread CPU time per call, the median over the threads of the median of
  * blocks: shared minus private is what contention adds per noted read.
  * usage: note-cost [--threads T] [--calls N] [--mode bare|none|shared|cpu|private|fast]
@@ -47,6 +50,7 @@ static struct adaptive_region *region;
 static int mode; /* enum mode */
 static long calls = 2000000;
 static pthread_barrier_t start;
+static __thread __attribute__((tls_model("initial-exec"))) uint64_t last_read_end_ns;
 
 struct worker {
 	pthread_t tid;
@@ -96,9 +100,15 @@ static void *reader(void *arg)
 			if (mode == MODE_SHARED)
 				atomic_fetch_add_explicit(&shared_hist[hist_bucket(ns)], 1,
 							  memory_order_relaxed);
-			else if (mode == MODE_CPU ||
-				 (mode == MODE_FAST && adaptive_region_fg_alone(region, 0, t0)))
+			else if (mode == MODE_CPU)
 				adaptive_region_note_read(region, ns);
+			else if (mode == MODE_FAST) {
+				bool queued = t0 - last_read_end_ns < ADAPTIVE_QUEUED_GAP_NS;
+
+				last_read_end_ns = t0 + ns;
+				if (adaptive_region_fg_alone(region, 0, t0))
+					adaptive_region_note_read_queued(region, ns, queued);
+			}
 			else if (mode == MODE_PRIVATE)
 				w->hist[hist_bucket(ns)]++;
 		}

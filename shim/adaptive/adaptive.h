@@ -17,6 +17,12 @@
 #include "core/adaptive_target.h"
 
 #define ADAPTIVE_UNLIMITED UINT32_MAX /* cap or chunk: no limit at all */
+/*
+ * A high read that begins within this of the end of its thread's previous one began
+ * queued: the program went straight from one read to the next, as a thread does whose
+ * next request was already waiting (adaptive.c, "An open loop's queue").
+ */
+#define ADAPTIVE_QUEUED_GAP_NS 20000ull
 
 /*
  * The ladder of levels, from 0 (held) up: first the chunk grows at one I/O in flight, then
@@ -72,6 +78,9 @@ struct adaptive_window {
 	uint32_t l0_trigger;            /* ... and its slowdown trigger; 0: unknown, no floor */
 	uint64_t urgent_ios;            /* I/O calls of urgent threads (IOTIER_URGENT): a probe
 					   that saw any is not alone, and void */
+	uint64_t queued;                /* of the reads in hist, those that began as their
+					   thread's last read ended (ADAPTIVE_QUEUED_GAP_NS): a
+					   request that had waited in the program (queue_over) */
 };
 
 enum adaptive_phase { PHASE_RUN = 0, PHASE_PROBE_DRAIN, PHASE_PROBE_MEASURE };
@@ -126,6 +135,12 @@ struct adaptive {
 	 */
 	uint64_t probe_reads[ADAPTIVE_BASELINES], probe_over[ADAPTIVE_BASELINES];
 	uint32_t alone_permille;
+	/*
+	 * ... and how many began queued (struct adaptive_window's queued), pooled the same
+	 * way: an open-loop reader's utilisation alone, which queue_over holds it near.
+	 */
+	uint64_t probe_queued[ADAPTIVE_BASELINES];
+	uint32_t queued_alone_permille;
 	uint32_t valid_probes;
 	uint32_t short_probes;      /* probes in a row with too few reads: the retry backs off */
 	uint64_t next_probe_ns;
@@ -141,6 +156,7 @@ struct adaptive {
 				       the level restored (held_outside) */
 	uint64_t l0_lifts;          /* windows the L0 floor raised the level or refused a cut */
 	uint64_t void_probes;       /* probes voided by urgent threads' I/O */
+	uint64_t queue_misses;      /* misses of an open-loop reader's queue (queue_over) */
 };
 
 void adaptive_init(struct adaptive *c, const struct adaptive_params *p,

@@ -465,11 +465,15 @@ static void collect(struct adaptive_region *r, struct adaptive_window *w)
 
 	for (uint32_t s = 0; s < ADAPTIVE_HIST_SLOTS; s++)
 		for (uint32_t i = 0; i < HIST_NR_BUCKETS; i++) {
-			_Atomic uint32_t *c = &r->hist[s].count[i];
+			_Atomic uint64_t *c = &r->hist[s].count[i];
+			uint64_t v;
 
 			/* Load first: most buckets are empty, and a load does not take the line. */
-			if (atomic_load_explicit(c, memory_order_relaxed))
-				w->hist[i] += atomic_exchange_explicit(c, 0, memory_order_relaxed);
+			if (!atomic_load_explicit(c, memory_order_relaxed))
+				continue;
+			v = atomic_exchange_explicit(c, 0, memory_order_relaxed);
+			w->hist[i] += ADAPTIVE_HIST_READS(v);
+			w->queued += ADAPTIVE_HIST_QUEUED(v);
 		}
 	w->low_bytes = bytes - r->seen_bytes;
 	w->low_limited = (waits - r->seen_waits) + (splits - r->seen_splits);

@@ -539,6 +539,13 @@ ssize_t adaptive_write(int fd, const void *buf, size_t n)
 }
 
 /*
+ * When this thread's last timed read ended (0: none yet): a read that begins within
+ * ADAPTIVE_QUEUED_GAP_NS of it began queued, as an open-loop reader's does when its next
+ * request is already waiting (adaptive.c, "An open loop's queue"). Per thread, so no atomic.
+ */
+static SHIM_TLS uint64_t last_read_end_ns;
+
+/*
  * Storage and regular files only: a pipe, a socket or a tty says nothing about the disk.
  * Once the fd's kind and device slot are known (after its first timed read), both come from
  * one load of its entry, with no call and no errno to keep; before that, kind_of and
@@ -585,6 +592,7 @@ static inline __attribute__((always_inline)) void read_end(struct adaptive_timin
 							   ssize_t ret)
 {
 	uint64_t end, ns;
+	bool queued;
 
 	if (!t.start)
 		return;
@@ -594,12 +602,14 @@ static inline __attribute__((always_inline)) void read_end(struct adaptive_timin
 	}
 	end = now_ns();
 	ns = end - t.start;
+	queued = t.start - last_read_end_ns < ADAPTIVE_QUEUED_GAP_NS;
+	last_read_end_ns = end;
 	/* A page-cache hit ends nothing the device saw: the start's time stands. */
 	if (t.kind == FD_KIND_STORAGE || ns >= ADAPTIVE_PAGE_CACHE_FLOOR_NS) {
 		adaptive_region_fg_end(adaptive_on, t.dev, end);
 		/* Not beside a piece a held low thread let go in a probe: not alone. */
 		if (adaptive_region_fg_alone(adaptive_on, t.dev, t.start))
-			adaptive_region_note_read(adaptive_on, ns);
+			adaptive_region_note_read_queued(adaptive_on, ns, queued);
 	} else {
 		adaptive_region_fg_end(adaptive_on, t.dev, 0);
 	}

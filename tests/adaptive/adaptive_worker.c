@@ -42,7 +42,7 @@ uint64_t adaptive_worker_noted(struct adaptive_region *r)
 
 	for (uint32_t s = 0; s < ADAPTIVE_HIST_SLOTS; s++)
 		for (uint32_t i = 0; i < HIST_NR_BUCKETS; i++)
-			n += atomic_load(&r->hist[s].count[i]);
+			n += ADAPTIVE_HIST_READS(atomic_load(&r->hist[s].count[i]));
 	return n;
 }
 
