@@ -143,6 +143,24 @@
  * probe starts at the first window with reads, never while the reader is idle, the debt is up
  * or the L0 floor is full, and either ends a probe under way.
  *
+ * An open loop's queue (queue_over). The shim times calls, but a reader whose requests arrive
+ * on their own clock (a server's clients, the matrix's Poisson reader) feels each request from
+ * its arrival: a request that comes while its thread is still reading waits in the program,
+ * where no timing sees it. That wait grows as 1 / (1 - utilisation): at 90% busy alone, reads
+ * 5% slower double it; the matrix's Poisson cells met 2x in 21 of 48 (at 90% on `sata`: 237x
+ * and 649x alone, the queue never emptied). What the shim can see is the queue's trace: a read
+ * that begins as its thread's last one ends (within ADAPTIVE_QUEUED_GAP_NS, 20 us) was waiting
+ * already. Of Poisson arrivals that share is the thread's utilisation (arrivals see time
+ * averages), so its value alone, z0 (measured in the probes with the reads, pooled as
+ * alone_permille is), and the window's, z, give the queue's growth. For a time from arrival to
+ * end of M/M/1's form, S / (1 - z) with S the call's time and z = z0 S / S0, a request within
+ * k x alone needs z <= k z0 / (1 + (k - 1) z0): 60% alone under 2x may become 75%, 90% only
+ * 94.7%. A window over that (by more than chance) is a miss, cut as deep as the queue's wait is
+ * over. A closed-loop reader shows z0 near 1 (it reads back to back) or near 0 (its gaps are
+ * think time), and z stays there whatever the device does: it is left out (queue_over). Where a
+ * program takes requests from a socket, parses and only then reads, the next read starts later
+ * than 20 us after the last and the queue goes unseen: it has the call's bound only.
+ *
  * Floor and debt: the database must not stall (judge_reads, apply_l0_floor, judge_debt). A
  * low tier held for the reader's sake can cause a worse outage, the database throttling its
  * own writes.
@@ -457,6 +475,7 @@ static void accumulate(struct adaptive_window *acc, const struct adaptive_window
 	acc->low_bytes += w->low_bytes;
 	acc->low_limited += w->low_limited;
 	acc->urgent_ios += w->urgent_ios;
+	acc->queued += w->queued;
 	if (w->debt > acc->debt)
 		acc->debt = w->debt; /* the worst of the window */
 }
@@ -495,16 +514,20 @@ static void push_recent(uint64_t *values, uint64_t x)
  * a probe whose baseline was more than twice the median (an outside load then) is left
  * out, as it is from the baseline.
  */
-static uint32_t alone_over_permille(const struct adaptive *c)
+/*
+ * The share of the recent probes' reads that @part counts (probe_over, probe_queued), in
+ * thousandths, pooled over the probes whose baseline was at most twice the median.
+ */
+static uint32_t probes_permille(const struct adaptive *c, const uint64_t *part)
 {
-	uint64_t reads = 0, over = 0;
+	uint64_t reads = 0, n = 0;
 
 	for (unsigned i = 0; i < ADAPTIVE_BASELINES; i++)
 		if (c->baselines[i] && c->baselines[i] <= 2 * c->baseline_ns) {
 			reads += c->probe_reads[i];
-			over += c->probe_over[i];
+			n += part[i];
 		}
-	return reads ? (uint32_t)(over * 1000 / reads) : 0;
+	return reads ? (uint32_t)(n * 1000 / reads) : 0;
 }
 
 static void start_probe(struct adaptive *c, uint64_t now_ns)
@@ -559,7 +582,9 @@ static void finish_probe(struct adaptive *c, uint64_t now_ns)
 		c->target_ns = c->baseline_ns * c->target.factor_milli / 1000;
 		push_recent(c->probe_reads, reads);
 		push_recent(c->probe_over, adaptive_hist_over(hist, c->target_ns));
-		c->alone_permille = alone_over_permille(c);
+		push_recent(c->probe_queued, c->pending.queued < reads ? c->pending.queued : reads);
+		c->alone_permille = probes_permille(c, c->probe_over);
+		c->queued_alone_permille = probes_permille(c, c->probe_queued);
 		c->short_probes = 0;
 		if (!c->valid_probes && !c->misses && c->run_level == ADAPTIVE_LEVEL_FULL) {
 			/*
@@ -774,10 +799,45 @@ static void judge_idle(struct adaptive *c)
 }
 
 /*
+ * Has an open-loop reader's queue grown past what its target allows (adaptive.c's head, "An
+ * open loop's queue")? Of the window's @reads, @queued began queued; alone, a share z0 of
+ * them did (queued_alone_permille). Only for a relative target (k x alone) whose reader
+ * queued in some of its reads alone and not in nearly all (z0 from 5% to 95%): a closed-loop
+ * reader with no pause between reads queues in all of them whatever the device does, one
+ * whose gaps are its think time in none, and neither is told anything by the count. The
+ * limit is k z0 / (1 + (k - 1) z0); a window is over it only by more than twice a binomial
+ * deviation at z0 over @reads (200 reads at z0 = 60%: 7 points), so that a window's chance
+ * does not cut. *@levels: how far over, as levels_to_cut counts: log2 of how many times the
+ * queue's wait exceeds the limit's, (1 - limit) / (1 - z), 0 for a shallow miss.
+ */
+#define OPEN_LOOP_MIN_PERMILLE 50
+#define OPEN_LOOP_MAX_PERMILLE 950
+
+static bool queue_over(const struct adaptive *c, uint64_t reads, uint64_t queued,
+		       uint32_t *levels)
+{
+	uint64_t z0 = c->queued_alone_permille, k = c->target.factor_milli, limit, z, d;
+
+	if (!c->target.relative || !reads || z0 < OPEN_LOOP_MIN_PERMILLE ||
+	    z0 > OPEN_LOOP_MAX_PERMILLE)
+		return false;
+	limit = k * z0 / (1000 + (k - 1000) * z0 / 1000);
+	z = (queued < reads ? queued : reads) * 1000 / reads;
+	if (z <= limit)
+		return false;
+	d = z - limit;
+	if (d * d * reads <= 4 * z0 * (1000 - z0))
+		return false;
+	*levels = halvings((1000 - limit) / (z < 1000 ? 1000 - z : 1));
+	return true;
+}
+
+/*
  * Judge a window with reads. A miss: more than (1 - percentile) of the reads over the
- * target beyond those that are over it even with the low tier held (alone_permille).
- * Anything else counts towards a climb (climb_after_good). The floor and the debt signal
- * overrule both.
+ * target beyond those that are over it even with the low tier held (alone_permille), or an
+ * open-loop reader's queue over its limit (queue_over); a miss by both cuts the deeper of
+ * the two. Anything else counts towards a climb (climb_after_good). The floor and the debt
+ * signal overrule both.
  */
 static void judge_reads(struct adaptive *c, uint64_t reads, uint64_t expect,
 			const struct adaptive_window *w)
@@ -787,19 +847,28 @@ static void judge_reads(struct adaptive *c, uint64_t reads, uint64_t expect,
 	uint64_t alone = expect * c->alone_permille;
 	uint64_t excess = over > alone ? over - alone : 0;
 	bool floor_set = c->p.floor_rate != 0;
+	uint32_t levels = 0, queue_levels = 0;
+	bool queued = queue_over(c, reads, w->queued, &queue_levels);
 
 	c->miss_permille = (uint32_t)(over / reads);
-	if (held_outside(c, excess > allowed, w->low_bytes))
+	if (held_outside(c, excess > allowed || queued, w->low_bytes))
 		return;
 	if (floor_set && w->low_limited && c->rate < c->p.floor_rate) {
 		c->floor_lifts++;
 		reset_streak(c);
 		set_level(c, c->level + 1);
-	} else if (excess > allowed) {
-		if (floor_set && c->rate < 2 * c->p.floor_rate && w->low_limited)
+	} else if (excess > allowed || queued) {
+		if (floor_set && c->rate < 2 * c->p.floor_rate && w->low_limited) {
 			c->floor_lifts++; /* halving would take the low tier under its floor */
-		else
-			cut(c, levels_to_cut(c, w->hist, reads, expect, excess, allowed));
+			return;
+		}
+		if (excess > allowed)
+			levels = levels_to_cut(c, w->hist, reads, expect, excess, allowed);
+		if (queued) {
+			c->queue_misses++;
+			levels = levels > queue_levels ? levels : queue_levels;
+		}
+		cut(c, levels);
 	} else {
 		climb_after_good(c, reads, excess);
 	}
@@ -958,7 +1027,7 @@ bool adaptive_sane(const struct adaptive *c, uint64_t now_ns, const char **why)
 		 c->backoff > 65536 || c->pending.debt > ADAPTIVE_DEBT_STOP || c->released > 1)
 		*why = "its controller's level or phase is out of range";
 	else if (c->target_ns > bound_max || c->baseline_ns > bound_max ||
-		 c->alone_permille > 1000)
+		 c->alone_permille > 1000 || c->queued_alone_permille > 1000)
 		*why = "its controller's bound is out of range";
 	else if (!times_sane(c, now_ns))
 		*why = "its controller's times are out of range";

@@ -7,6 +7,7 @@
  * hysteresis, the debt guard, the baseline's median). Simulated time: deterministic, fast.
  */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,12 +26,12 @@ static struct sim_stats st;
 static uint64_t now;
 /* What feed() adds to each window: the database's L0 and trigger, urgent threads' I/O. */
 static uint32_t feed_l0, feed_trigger;
-static uint64_t feed_urgent, feed_low_bytes;
+static uint64_t feed_urgent, feed_low_bytes, feed_queued;
 
 static void setup(void)
 {
 	feed_l0 = feed_trigger = 0;
-	feed_urgent = feed_low_bytes = 0;
+	feed_urgent = feed_low_bytes = feed_queued = 0;
 	adaptive_params_default(&params);
 	sim_device_default(&dev);
 	dev.noise_permille = 1; /* one read in a thousand hit by an outside 5 ms spike */
@@ -145,6 +146,61 @@ START_TEST(test_meets_target_in_steady_state)
 	ck_assert_uint_ge(c.probes, 4);
 	ck_assert_uint_ge(c.valid_probes, 4);
 	ck_assert_uint_le(c.held_ns, c.probes * 310 * MS);
+}
+END_TEST
+
+/*
+ * An open-loop reader (Poisson arrivals) at about @busy_permille of its thread alone: its
+ * P99 from arrival over the target (k x alone, alone measured first, with no low tier), and
+ * the low tier's rate against untagged's, from 6 s to 36 s.
+ */
+static void open_loop_run(uint32_t busy_permille, uint64_t *p99_felt_alone,
+			  uint64_t *p99_felt, uint64_t *share_permille)
+{
+	uint32_t low_threads = dev.low_threads;
+	uint64_t untagged = sim_untagged_rate(&dev);
+
+	dev.noise_permille = 0;
+	dev.arrival_ns = (dev.base_ns + dev.jitter_ns / 2) * 1000 / busy_permille;
+	dev.low_threads = 0;
+	start("read.p99<=2x");
+	run_until(30 * SEC);
+	*p99_felt_alone = adaptive_hist_percentile(st.felt, 990);
+	dev.low_threads = low_threads;
+	dev.next_arrival_ns = 0;
+	now = 0;
+	start("read.p99<=2x");
+	run_until(6 * SEC);
+	run_until(36 * SEC);
+	*p99_felt = adaptive_hist_percentile(st.felt, 990);
+	*share_permille = low_rate(&st) * 1000 / untagged;
+}
+
+/*
+ * The shim times calls; an open-loop reader feels its requests from their arrival, queue
+ * included (adaptive.c, "An open loop's queue"). Held to 2x its P99 alone as felt at 30% and
+ * 60% busy alone, and kept from running away at 85%, while the low tier keeps what share
+ * the limit leaves. On this device a level's felt P99 and share, fixed for 30 s: at 30%,
+ * level 1 1.61x 19.5%, level 2 1.74x 31%, level 3 2.16x 43%; at 60%, level 1 already 2.37x
+ * (11%); at 85% every level runs away. Without the queue's signal, the call's bound alone:
+ * 2.16x (43%), 7.73x (25%) and 1578x (21%).
+ */
+START_TEST(test_open_loop_queue_held)
+{
+	static const struct {
+		uint32_t busy_permille, max_x, min_share_permille;
+	} runs[] = { { 300, 2, 250 }, { 600, 2, 10 }, { 850, 5, 0 } };
+
+	for (unsigned i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		uint64_t alone, felt, share;
+
+		setup();
+		open_loop_run(runs[i].busy_permille, &alone, &felt, &share);
+		ck_assert_msg(felt <= runs[i].max_x * alone && share >= runs[i].min_share_permille,
+			      "%u permille busy: P99 felt %lu us against %lu us alone, share %lu permille",
+			      runs[i].busy_permille, felt / 1000, alone / 1000, share);
+		ck_assert_uint_ge(c.queue_misses, 1);
+	}
 }
 END_TEST
 
@@ -279,6 +335,7 @@ static void feed(uint64_t lat_ns, uint32_t reads, enum adaptive_debt debt)
 	w.l0_trigger = feed_trigger;
 	w.urgent_ios = feed_urgent;
 	w.low_bytes = feed_low_bytes;
+	w.queued = feed_queued;
 	now = c.window_end_ns;
 	adaptive_step(&c, now, &w);
 }
@@ -506,6 +563,83 @@ START_TEST(test_held_miss_is_outside)
 		feed(30 * MS, 300, ADAPTIVE_DEBT_NONE);
 	ck_assert_uint_eq(c.level, 0);
 	ck_assert_uint_eq(c.outside_restores, 0);
+}
+END_TEST
+
+/*
+ * The queue's rules (queue_over): a relative target whose reader queued in 60% of its
+ * probes' reads allows 2 x 600 / 1600 = 75% in a window, beyond twice the binomial
+ * deviation (5.7 points at 300 reads). Over by a little: one level; nearly always queued:
+ * as deep as the wait is over (250 / 10 = 25: 4 levels). Held and over with nothing moved:
+ * the load's own, the level back. A reader that queues in all its reads alone (back to
+ * back), or in none (think time), and an absolute target, are never judged by it.
+ */
+START_TEST(test_queue_rules)
+{
+	start_at("read.p99<=2x", 8);
+	as_if_probed(500000);
+	c.queued_alone_permille = 600;
+	feed_queued = 240; /* 80%: within chance of 75% */
+	feed(GOOD, 300, ADAPTIVE_DEBT_NONE);
+	ck_assert_uint_eq(c.level, 8);
+	feed_queued = 255; /* 85% */
+	feed(GOOD, 300, ADAPTIVE_DEBT_NONE);
+	ck_assert_uint_eq(c.level, 7);
+	ck_assert_uint_eq(c.queue_misses, 1);
+	feed_queued = 297; /* 99% */
+	feed(GOOD, 300, ADAPTIVE_DEBT_NONE);
+	ck_assert_uint_eq(c.level, 3);
+	ck_assert_uint_eq(c.queue_misses, 2);
+	ck_assert_uint_eq(c.misses, 2);
+	/* Held, still over, nothing moved: the reader's load rose, not the tier's doing. */
+	c.level = 1;
+	adaptive_repair(&c);
+	feed(GOOD, 300, ADAPTIVE_DEBT_NONE);
+	ck_assert_uint_eq(c.level, 0);
+	feed(GOOD, 300, ADAPTIVE_DEBT_NONE); /* the drain */
+	feed(GOOD, 300, ADAPTIVE_DEBT_NONE);
+	ck_assert_uint_eq(c.level, 1);
+	ck_assert_uint_eq(c.outside_restores, 1);
+	/* Closed loops and absolute targets: queued or not, no miss. */
+	static const uint32_t closed[] = { 1000, 960, 40, 0 };
+
+	for (unsigned i = 0; i < sizeof(closed) / sizeof(closed[0]); i++) {
+		start_at("read.p99<=2x", 8);
+		as_if_probed(500000);
+		c.queued_alone_permille = closed[i];
+		feed_queued = closed[i] < 500 ? 300 : 0;
+		feed(GOOD, 300, ADAPTIVE_DEBT_NONE);
+		ck_assert_uint_eq(c.level, 8);
+	}
+	start_at("read.p99<=1ms", 8);
+	c.queued_alone_permille = 600;
+	feed_queued = 300;
+	feed(GOOD, 300, ADAPTIVE_DEBT_NONE);
+	ck_assert_uint_eq(c.level, 8);
+	ck_assert_uint_eq(c.queue_misses, 0);
+}
+END_TEST
+
+/*
+ * A probe counts its reads that began queued: their share, pooled over the recent probes as
+ * alone_permille is, is the reader's queue alone.
+ */
+START_TEST(test_probe_measures_queue)
+{
+	start("read.p99<=2x");
+	for (int i = 0; i < 1000 && c.phase == PHASE_RUN; i++)
+		feed(600000, 300, ADAPTIVE_DEBT_NONE);
+	feed(3 * MS, 50, ADAPTIVE_DEBT_NONE); /* the drain */
+	feed_queued = 300;
+	feed(400000, 500, ADAPTIVE_DEBT_NONE);
+	ck_assert_int_eq(c.phase, PHASE_RUN);
+	ck_assert_uint_eq(c.queued_alone_permille, 600);
+	feed_queued = 600; /* more than its reads (a slot's count raced the window): 100% */
+	for (int i = 0; i < 1000 && c.phase == PHASE_RUN; i++)
+		feed(600000, 300, ADAPTIVE_DEBT_NONE);
+	feed(3 * MS, 50, ADAPTIVE_DEBT_NONE);
+	feed(400000, 500, ADAPTIVE_DEBT_NONE);
+	ck_assert_uint_eq(c.queued_alone_permille, 800);
 }
 END_TEST
 
@@ -1065,6 +1199,7 @@ int main(void)
 	tcase_add_test(sim, test_engages_under_contention);
 	tcase_add_test(sim, test_meets_target_in_steady_state);
 	tcase_add_test(sim, test_releases_when_reader_stops);
+	tcase_add_test(sim, test_open_loop_queue_held);
 	tcase_add_test(sim, test_floor_is_kept);
 	tcase_add_test(sim, test_held_without_floor_never_with);
 	tcase_add_test(sim, test_outside_noise_not_blamed);
@@ -1082,6 +1217,8 @@ int main(void)
 	tcase_add_test(rules, test_look_cuts_a_certain_miss);
 	tcase_add_test(rules, test_first_probe_at_first_reads);
 	tcase_add_test(rules, test_held_miss_is_outside);
+	tcase_add_test(rules, test_queue_rules);
+	tcase_add_test(rules, test_probe_measures_queue);
 	tcase_add_test(rules, test_stopped_reader_not_waited_for);
 	tcase_add_test(rules, test_min_samples_and_window);
 	tcase_add_test(rules, test_idle_release_and_resume);

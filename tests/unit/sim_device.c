@@ -6,6 +6,7 @@
  */
 #include "sim_device.h"
 
+#include <math.h>
 #include <string.h>
 
 #define MS 1000000ull
@@ -36,6 +37,14 @@ static uint64_t next_random(struct sim_device *d)
 static uint64_t uniform(struct sim_device *d, uint64_t n)
 {
 	return n ? (next_random(d) >> 11) % n : 0;
+}
+
+/* Exponential with mean @mean_ns: the gap between two Poisson arrivals. */
+static uint64_t exponential(struct sim_device *d, uint64_t mean_ns)
+{
+	double u = (double)((next_random(d) >> 11) + 1) / 9007199254740993.0; /* (0, 1) */
+
+	return (uint64_t)(-log(u) * (double)mean_ns);
 }
 
 static uint64_t low_io_size(const struct sim_device *d, uint32_t chunk)
@@ -114,11 +123,30 @@ static uint64_t sim_window(struct sim_device *d, struct adaptive *c, uint64_t no
 		uint64_t low = 0, dt;
 
 		if (d->reader_on) {
-			dt = sim_read(d, c->cap, c->chunk, &low);
-			w->hist[hist_bucket(dt)]++;
+			uint64_t idle = 0, arrival = now, call;
+
+			if (d->arrival_ns) {
+				if (!d->next_arrival_ns)
+					d->next_arrival_ns = now + exponential(d, d->arrival_ns);
+				arrival = d->next_arrival_ns;
+				d->next_arrival_ns += exponential(d, d->arrival_ns);
+				idle = arrival > now ? arrival - now : 0;
+			}
+			/* Waiting for its request, the reader leaves the low tier the channel. */
+			if (idle && low_in_flight(d, c->cap))
+				low = idle * low_io_size(d, c->chunk) /
+				      service_ns(d, low_io_size(d, c->chunk));
+			call = sim_read(d, c->cap, c->chunk, &dt);
+			low += dt;
+			dt = idle + call;
+			w->hist[hist_bucket(call)]++;
+			w->queued += !idle; /* back to back: a closed loop's every read */
 			if (!in_probe) {
+				uint64_t felt = now + dt - arrival;
+
 				st->reads++;
-				st->reads_over += dt > bound_ns;
+				st->reads_over += felt > bound_ns;
+				st->felt[hist_bucket(felt)]++;
 			}
 		} else {
 			/* The fast path: with the reader idle, the low tier goes at full. */

@@ -7,6 +7,10 @@
  * what the device served while the reader waited, or everything when the reader is off.
  * Optionally a database's L0: a flush adds a file at a fixed rate, and the low tier's bytes
  * compact them away; each window tells the controller L0 and its trigger, as the LOG would.
+ * Optionally an open-loop reader: requests arrive at random (Poisson), each read starts at
+ * its arrival or when the last ended, whichever is later, and what it feels (counted against
+ * the bound) runs from its arrival; the controller sees the call, as the shim does, and
+ * which reads began queued.
  */
 #ifndef IOTIER_SIM_DEVICE_H
 #define IOTIER_SIM_DEVICE_H
@@ -25,6 +29,8 @@ struct sim_device {
 	uint64_t noise_ns;             /* ... of this much */
 	uint64_t disturb_ns;           /* added to every read (an outside load), 0 normally */
 	bool reader_on;
+	uint64_t arrival_ns;           /* open loop: the mean time between arrivals; 0: closed */
+	uint64_t next_arrival_ns;      /* ... the next one (0: draw it) */
 	uint64_t rng;
 	uint32_t l0_trigger;           /* the slowdown trigger; 0: no database */
 	uint64_t flush_every_ns;       /* a flush adds a file of ... */
@@ -34,7 +40,9 @@ struct sim_device {
 
 /* What happened over one sim_run, to assert on. */
 struct sim_stats {
-	uint64_t reads, reads_over;    /* reads, and reads over the bound given to sim_run */
+	uint64_t reads, reads_over;    /* reads, and reads over the bound given to sim_run (an
+					  open loop's from their arrival) */
+	uint32_t felt[HIST_NR_BUCKETS]; /* the reads' latency as felt (open loop: from arrival) */
 	uint64_t low_bytes, ns;        /* low bytes moved and time, outside probes */
 	uint64_t windows_run;          /* controller steps outside probes (windows and looks) */
 	uint64_t windows_under_floor;  /* ... whose low rate was under the floor */
