@@ -851,7 +851,12 @@ static void judge_reads(struct adaptive *c, uint64_t reads, uint64_t expect,
 	bool queued = queue_over(c, reads, w->queued, &queue_levels);
 
 	c->miss_permille = (uint32_t)(over / reads);
-	if (held_outside(c, excess > allowed || queued, w->low_bytes))
+	/*
+	 * Held, a queue over its limit is no sign of the outside: it is the backlog the level
+	 * that missed left, still draining (at 30% busy alone the probes' share is what the
+	 * reader returns to only once its queue is empty). Only slow calls restore a level.
+	 */
+	if (held_outside(c, excess > allowed, w->low_bytes))
 		return;
 	if (floor_set && w->low_limited && c->rate < c->p.floor_rate) {
 		c->floor_lifts++;
