@@ -21,7 +21,8 @@ static struct {
 	int n;
 	struct adaptive_region *region;
 	int *lo, *hi, *probe;
-	uint64_t *misses; /* the controller's cumulative count at the bucket's last sample */
+	/* The controller's cumulative counts at the bucket's last sample. */
+	uint64_t *misses, *queue_misses;
 } t;
 
 static int64_t mono_ns(void)
@@ -66,6 +67,7 @@ static void sample(void)
 		t.hi[b] = level;
 	t.probe[b] |= v.probing != 0;
 	t.misses[b] = v.misses;
+	t.queue_misses[b] = v.queue_misses;
 }
 
 static void *sampler(void *unused)
@@ -101,6 +103,7 @@ void ctl_trace_start(int64_t t0_ns, int64_t bucket_ns, int nbuckets)
 	t.hi = zeroed((size_t)nbuckets, sizeof(int));
 	t.probe = zeroed((size_t)nbuckets, sizeof(int));
 	t.misses = zeroed((size_t)nbuckets, sizeof(uint64_t));
+	t.queue_misses = zeroed((size_t)nbuckets, sizeof(uint64_t));
 	for (int b = 0; b < nbuckets; b++)
 		t.lo[b] = t.hi[b] = -1;
 	/*
@@ -127,19 +130,26 @@ static void print_ints(const char *name, const int *values, int full)
 	printf("],");
 }
 
-void ctl_trace_print(int full)
+/* A cumulative count, as what each bucket added (an unseen bucket adds nothing). */
+static void print_deltas(const char *name, const uint64_t *counts, int full)
 {
 	uint64_t before = 0;
 
-	print_ints("ctl_level_min", t.lo, full);
-	print_ints("ctl_level_max", t.hi, full);
-	printf("\"ctl_misses\":[");
+	printf("\"%s\":[", name);
 	for (int b = 0; b < full && b < t.n; b++) {
-		uint64_t now = t.lo[b] < 0 ? before : t.misses[b];
+		uint64_t now = t.lo[b] < 0 ? before : counts[b];
 
 		printf("%s%llu", b ? "," : "", (unsigned long long)(now > before ? now - before : 0));
 		before = now;
 	}
 	printf("],");
+}
+
+void ctl_trace_print(int full)
+{
+	print_ints("ctl_level_min", t.lo, full);
+	print_ints("ctl_level_max", t.hi, full);
+	print_deltas("ctl_misses", t.misses, full);
+	print_deltas("ctl_queue_misses", t.queue_misses, full);
 	print_ints("ctl_probe", t.probe, full);
 }

@@ -20,6 +20,7 @@ const struct adaptive_view_field adaptive_view_fields[ADAPTIVE_VIEW_NFIELDS] = {
 	FIELD(void_probes), FIELD(short_probes), FIELD(valid_probes), FIELD(baseline_reads),
 	FIELD(last_step_ns), FIELD(slots_taken_back), FIELD(step_takeovers), FIELD(lease_ns),
 	FIELD(early_misses), FIELD(outside_restores), FIELD(slow_start),
+	FIELD(queued_alone_permille), FIELD(queue_misses),
 };
 #undef FIELD
 
@@ -83,6 +84,8 @@ static int copy_fields(adaptive_copy_fn copy, void *ctx, struct adaptive_view *v
 	COPY(ctl.early_misses, v->early_misses);
 	COPY(ctl.outside_restores, v->outside_restores);
 	COPY(ctl.slow_start, v->slow_start);
+	COPY(ctl.queued_alone_permille, v->queued_alone_permille);
+	COPY(ctl.queue_misses, v->queue_misses);
 	/* Counters outside the controller, moved by atomics: as of the copy, not the step. */
 	COPY(gate.reclaimed, v->slots_taken_back);
 	COPY(takeovers, v->step_takeovers);

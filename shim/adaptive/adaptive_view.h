@@ -53,6 +53,9 @@ struct adaptive_view {
 	uint64_t early_misses;      /* misses cut at a look, before their window's end */
 	uint64_t outside_restores;  /* held windows that missed anyway: the level restored */
 	uint64_t slow_start;        /* 1 from the first baseline to the first miss */
+	uint64_t queued_alone_permille; /* reads that began queued in the probes (an open loop's
+					   utilisation alone), thousandths */
+	uint64_t queue_misses;      /* misses of an open-loop reader's queue */
 };
 
 /* The numeric fields by name: the state file's "adaptive_NAME VALUE" lines. */
@@ -61,7 +64,7 @@ struct adaptive_view_field {
 	size_t offset;
 };
 extern const struct adaptive_view_field adaptive_view_fields[];
-#define ADAPTIVE_VIEW_NFIELDS 31
+#define ADAPTIVE_VIEW_NFIELDS 33
 
 static inline uint64_t *adaptive_view_at(struct adaptive_view *v, unsigned i)
 {

@@ -42,10 +42,11 @@ class CtlTrace(unittest.TestCase):
     def test_under_target(self):
         d = run(self.tmp.name, "read.p99<=2x")
         buckets = int(SECONDS * 10)
-        for key in ("ctl_level_min", "ctl_level_max", "ctl_misses", "ctl_probe"):
+        for key in ("ctl_level_min", "ctl_level_max", "ctl_misses", "ctl_queue_misses",
+                    "ctl_probe"):
             self.assertEqual(len(d[key]), buckets, key)
         seen = [b for b in range(buckets) if d["ctl_level_min"][b] >= 0]
-        # The sampler looks for the region every 100 ms and reads it every 10 ms.
+        # The sampler finds the region at the start and reads it every 10 ms.
         self.assertGreaterEqual(len(seen), buckets - 3)
         for b in seen:
             self.assertLessEqual(0, d["ctl_level_min"][b])
@@ -55,12 +56,16 @@ class CtlTrace(unittest.TestCase):
         self.assertTrue(set(d["ctl_probe"]) <= {0, 1})
         # A window is 100 ms at least; looks cut at most once per 10 ms look.
         self.assertLessEqual(sum(d["ctl_misses"]), buckets * 10)
+        # A queue's miss is a miss, counted in the same step.
+        for b in range(buckets):
+            self.assertLessEqual(d["ctl_queue_misses"][b], d["ctl_misses"][b])
 
     def test_without_target(self):
         d = run(self.tmp.name, None)
         self.assertEqual(set(d["ctl_level_min"]), {-1})
         self.assertEqual(set(d["ctl_level_max"]), {-1})
         self.assertEqual(sum(d["ctl_misses"]), 0)
+        self.assertEqual(sum(d["ctl_queue_misses"]), 0)
         self.assertEqual(sum(d["ctl_probe"]), 0)
 
 

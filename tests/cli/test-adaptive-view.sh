@@ -61,6 +61,7 @@ assert a['l0_files'] is None and a['l0_trigger'] is None and a['l0_floor'] == 0,
 assert a['baseline_reads'] is None and a['void_probes'] == a['short_probes'] == 0, a
 assert a['slots_taken_back'] == a['step_takeovers'] == 0, a
 assert a['early_misses'] == a['outside_restores'] == 0 and a['slow_start'] is False, a
+assert a['queued_alone_permille'] == a['queue_misses'] == 0, a
 assert a['last_step_age_seconds'] >= 0 and a['stale'] == (a['last_step_age_seconds'] >= 1), a
 assert doc['adaptive_why'] is None" || FAIL "threads --json, absolute target: see above"
   holder_stop

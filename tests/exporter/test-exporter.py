@@ -234,7 +234,8 @@ ISSUE23 = [("last_step_age_seconds", "gauge"), ("stale", "gauge"), ("l0_files", 
            ("valid_probes", "counter"), ("void_probes", "counter"),
            ("short_probe_streak", "gauge"), ("baseline_reads", "gauge"),
            ("slots_taken_back", "counter"), ("step_takeovers", "counter"),
-           ("early_misses", "counter"), ("outside_restores", "counter"), ("slow_start", "gauge")]
+           ("early_misses", "counter"), ("outside_restores", "counter"), ("slow_start", "gauge"),
+           ("queued_alone_ratio", "gauge"), ("queue_misses", "counter")]
 
 
 def check_adaptive_issue23(s, body, pid):
@@ -245,9 +246,9 @@ def check_adaptive_issue23(s, body, pid):
         expect(f"# HELP {family} " in body and f"# TYPE {family} {kind}\n" in body,
                f"no HELP/TYPE for {family}")
     for name in ("l0_lifts", "valid_probes", "void_probes", "slots_taken_back", "step_takeovers",
-                 "early_misses", "outside_restores"):
+                 "early_misses", "outside_restores", "queue_misses"):
         expect(value(s, f"iotier_adaptive_{name}_total", pid=pid) == 0, f"{name}_total, want 0")
-    for name in ("l0_files", "l0_trigger_files", "baseline_reads"):
+    for name in ("l0_files", "l0_trigger_files", "baseline_reads", "queued_alone_ratio"):
         expect(value(s, f"iotier_adaptive_{name}", pid=pid) is None, f"{name}: unknown, yet shown")
     expect(value(s, "iotier_adaptive_l0_floor_level", pid=pid) == 0, "l0_floor_level, want 0")
     expect(value(s, "iotier_adaptive_short_probe_streak", pid=pid) == 0, "short_probe_streak")

@@ -203,6 +203,8 @@ static struct adaptive_region *issue23_region(void)
 	r->ctl.early_misses = 7;
 	r->ctl.outside_restores = 8;
 	r->ctl.slow_start = 1;
+	r->ctl.queued_alone_permille = 612;
+	r->ctl.queue_misses = 9;
 	return r;
 }
 
@@ -226,6 +228,8 @@ START_TEST(test_issue23_fields)
 	ck_assert_uint_eq(v.early_misses, 7);
 	ck_assert_uint_eq(v.outside_restores, 8);
 	ck_assert_uint_eq(v.slow_start, 1);
+	ck_assert_uint_eq(v.queued_alone_permille, 612);
+	ck_assert_uint_eq(v.queue_misses, 9);
 	/* A floor no controller sets: a garbled region, shown as nothing. */
 	r->ctl.l0_floor = ADAPTIVE_LEVEL_FULL + 1;
 	ck_assert_int_eq(adaptive_view_read(adaptive_view_copy_local, r, &v), -ERANGE);
@@ -273,6 +277,7 @@ START_TEST(test_every_field_named)
 		"l0_files", "l0_trigger", "l0_floor", "l0_lifts", "void_probes", "short_probes",
 		"valid_probes", "baseline_reads", "last_step_ns", "slots_taken_back",
 		"step_takeovers", "early_misses", "outside_restores", "slow_start",
+		"queued_alone_permille", "queue_misses",
 	};
 
 	ck_assert_uint_eq((sizeof(struct adaptive_view) - first) / sizeof(uint64_t),

@@ -141,6 +141,12 @@ static double v_takeovers(const struct adaptive_view *v) { return (double)v->ste
 static double v_early(const struct adaptive_view *v) { return (double)v->early_misses; }
 static double v_outside(const struct adaptive_view *v) { return (double)v->outside_restores; }
 static double v_slow_start(const struct adaptive_view *v) { return (double)v->slow_start; }
+static double v_queued_alone(const struct adaptive_view *v)
+{
+	return v->target.relative && v->valid_probes ? (double)v->queued_alone_permille / 1000
+						     : NAN;
+}
+static double v_queue_misses(const struct adaptive_view *v) { return (double)v->queue_misses; }
 
 /*
  * The series that depend on the time now: the age of the last step, @age_ns. Absent for a
@@ -221,6 +227,11 @@ static const struct {
 	  v_outside, NULL },
 	{ "iotier_adaptive_slow_start", "gauge", "1 from the first baseline to the first miss, "
 	  "while a good window climbs a level.", v_slow_start, NULL },
+	{ "iotier_adaptive_queued_alone_ratio", "gauge", "Relative targets: the share of the "
+	  "probes' reads that began as their thread's last one ended (an open-loop reader's "
+	  "utilisation alone; absent before a baseline).", v_queued_alone, NULL },
+	{ "iotier_adaptive_queue_misses", "counter", "Windows in which an open-loop reader's "
+	  "queue grew past what its target allows.", v_queue_misses, NULL },
 };
 
 static uint64_t monotonic_ns(void)

@@ -142,6 +142,14 @@ static void print_issue23(FILE *out, const struct threads_report *r)
 	fprintf(out, "adaptive: %" PRIu64 " misses cut at a look, %" PRIu64 " held windows missed "
 		"anyway (the outside's: level restored)%s\n", v->early_misses, v->outside_restores,
 		v->slow_start ? "; slow start" : "");
+	if (v->target.relative && v->valid_probes)
+		fprintf(out, "adaptive: %" PRIu64 ".%" PRIu64 "%% of the reads began queued alone "
+			"(%s), %" PRIu64 " queue misses\n", v->queued_alone_permille / 10,
+			v->queued_alone_permille % 10,
+			v->queued_alone_permille >= 50 && v->queued_alone_permille <= 950
+				? "an open loop: its queue is held too"
+				: "a closed loop: judged by its reads' latency only",
+			v->queue_misses);
 }
 
 void threads_print_adaptive(FILE *out, const struct threads_report *r)

@@ -104,6 +104,9 @@ static int adaptive_more(json_t *o, const struct adaptive_view *v, uint64_t read
 	bad |= json_object_set_new(o, "outside_restores",
 				   json_integer((json_int_t)v->outside_restores));
 	bad |= json_object_set_new(o, "slow_start", json_boolean(v->slow_start != 0));
+	bad |= json_object_set_new(o, "queued_alone_permille",
+				   json_integer((json_int_t)v->queued_alone_permille));
+	bad |= json_object_set_new(o, "queue_misses", json_integer((json_int_t)v->queue_misses));
 	return bad ? -1 : 0;
 }
 
