@@ -100,7 +100,8 @@
  *    that missed comes back at once; the first held window after a cut is the drain's.
  *  - Slow start (finish_probe): after a relative target's first baseline the tier starts at
  *    level 1 and climbs a level a good window until its first miss, instead of starting at
- *    full and searching down through missed windows.
+ *    full and searching down through missed windows; an open loop's (queue_over) climbs from
+ *    level 1 at the usual pace, its queue slower to show than a level a window.
  *  - A climb: after climb_windows (4) windows without a miss, one level up, if the streak as
  *    a whole kept to half the allowance. Summed over the streak, one slow read among a
  *    thousand does not stop a climb, while a level that only just meets the target is held,
@@ -530,6 +531,20 @@ static uint32_t probes_permille(const struct adaptive *c, const uint64_t *part)
 	return reads ? (uint32_t)(n * 1000 / reads) : 0;
 }
 
+/*
+ * Did the probes see an open-loop reader: one that queued in some of its reads alone and not
+ * in nearly all (queue_over)? A closed loop queues in all of them (back to back) or in none
+ * (think time), whatever the device does.
+ */
+#define OPEN_LOOP_MIN_PERMILLE 50
+#define OPEN_LOOP_MAX_PERMILLE 950
+
+static bool open_loop(const struct adaptive *c)
+{
+	return c->queued_alone_permille >= OPEN_LOOP_MIN_PERMILLE &&
+	       c->queued_alone_permille <= OPEN_LOOP_MAX_PERMILLE;
+}
+
 static void start_probe(struct adaptive *c, uint64_t now_ns)
 {
 	/*
@@ -593,10 +608,14 @@ static void finish_probe(struct adaptive *c, uint64_t now_ns)
 			 * missed windows before the search found its level (every read over the
 			 * target, the P99 of a short run spent); from the lowest level, climbing a
 			 * level a good window, it pays one, at the first level too high, and the
-			 * background gives up a few hundred milliseconds of share instead.
+			 * background gives up a few hundred milliseconds of share instead. Not
+			 * for an open loop: its queue grows for windows after the level that
+			 * starts it, and a level a window outran it (the matrix's Poisson
+			 * readers at 60-90% on `sata`: levels 1 to 3 in 300 ms, then a run's
+			 * slow reads); from level 1 it climbs at the usual pace.
 			 */
 			c->run_level = 1;
-			c->slow_start = 1;
+			c->slow_start = !open_loop(c);
 		}
 		end_probe(c, now_ns, ++c->valid_probes < ADAPTIVE_WARMUP_PROBES ?
 			  c->p.probe_warmup_ns : c->p.probe_every_ns);
@@ -800,26 +819,20 @@ static void judge_idle(struct adaptive *c)
 
 /*
  * Has an open-loop reader's queue grown past what its target allows (adaptive.c's head, "An
- * open loop's queue")? Of the window's @reads, @queued began queued; alone, a share z0 of
- * them did (queued_alone_permille). Only for a relative target (k x alone) whose reader
- * queued in some of its reads alone and not in nearly all (z0 from 5% to 95%): a closed-loop
- * reader with no pause between reads queues in all of them whatever the device does, one
- * whose gaps are its think time in none, and neither is told anything by the count. The
- * limit is k z0 / (1 + (k - 1) z0); a window is over it only by more than twice a binomial
- * deviation at z0 over @reads (200 reads at z0 = 60%: 7 points), so that a window's chance
- * does not cut. *@levels: how far over, as levels_to_cut counts: log2 of how many times the
- * queue's wait exceeds the limit's, (1 - limit) / (1 - z), 0 for a shallow miss.
+ * open loop's queue")? Of the window's @reads, @queued began queued; alone, a share z0 of them
+ * did (queued_alone_permille). Only for a relative target (k x alone) and an open loop (z0 from
+ * 5% to 95%: open_loop): a closed loop's count tells nothing. The limit is
+ * k z0 / (1 + (k - 1) z0); a window is over it only by more than twice a binomial deviation at
+ * z0 over @reads (200 reads at z0 = 60%: 7 points), so that a window's chance does not cut.
+ * *@levels: how far over, as levels_to_cut counts: log2 of how many times the queue's wait
+ * exceeds the limit's, (1 - limit) / (1 - z), 0 for a shallow miss.
  */
-#define OPEN_LOOP_MIN_PERMILLE 50
-#define OPEN_LOOP_MAX_PERMILLE 950
-
 static bool queue_over(const struct adaptive *c, uint64_t reads, uint64_t queued,
 		       uint32_t *levels)
 {
 	uint64_t z0 = c->queued_alone_permille, k = c->target.factor_milli, limit, z, d;
 
-	if (!c->target.relative || !reads || z0 < OPEN_LOOP_MIN_PERMILLE ||
-	    z0 > OPEN_LOOP_MAX_PERMILLE)
+	if (!c->target.relative || !reads || !open_loop(c))
 		return false;
 	limit = k * z0 / (1000 + (k - 1000) * z0 / 1000);
 	z = (queued < reads ? queued : reads) * 1000 / reads;

@@ -626,7 +626,8 @@ END_TEST
 
 /*
  * A probe counts its reads that began queued: their share, pooled over the recent probes as
- * alone_permille is, is the reader's queue alone.
+ * alone_permille is, is the reader's queue alone; an open loop's first baseline starts no
+ * slow start (a closed loop's does: test_engages_under_contention).
  */
 START_TEST(test_probe_measures_queue)
 {
@@ -638,6 +639,9 @@ START_TEST(test_probe_measures_queue)
 	feed(400000, 500, ADAPTIVE_DEBT_NONE);
 	ck_assert_int_eq(c.phase, PHASE_RUN);
 	ck_assert_uint_eq(c.queued_alone_permille, 600);
+	/* An open loop: from level 1 at the usual pace, not a level a window. */
+	ck_assert_uint_eq(c.level, 1);
+	ck_assert_uint_eq(c.slow_start, 0);
 	feed_queued = 600; /* more than its reads (a slot's count raced the window): 100% */
 	for (int i = 0; i < 1000 && c.phase == PHASE_RUN; i++)
 		feed(600000, 300, ADAPTIVE_DEBT_NONE);
