@@ -2,11 +2,13 @@
 /* adaptive_worker.c: the adaptive tests' worker process and its probes (adaptive_worker.h). */
 #include "adaptive_worker.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -44,6 +46,29 @@ uint64_t adaptive_worker_noted(struct adaptive_region *r)
 		for (uint32_t i = 0; i < HIST_NR_BUCKETS; i++)
 			n += ADAPTIVE_HIST_READS(atomic_load(&r->hist[s].count[i]));
 	return n;
+}
+
+int adaptive_worker_write_file(const char *path, uint32_t bytes)
+{
+	static char block[64 * 1024];
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	memset(block, 'w', sizeof(block));
+	for (uint32_t off = 0; fd >= 0 && off < bytes; off += sizeof(block)) {
+		size_t n = bytes - off < sizeof(block) ? bytes - off : sizeof(block);
+
+		if (pwrite(fd, block, n, off) != (ssize_t)n) {
+			close(fd);
+			return test_fail("write %s: %m", path);
+		}
+	}
+	if (fd < 0 || fsync(fd) != 0) {
+		if (fd >= 0)
+			close(fd);
+		return test_fail("%s: %m", path);
+	}
+	close(fd);
+	return 0;
 }
 
 long adaptive_worker_thread_syscall(pid_t tid)

@@ -40,6 +40,12 @@ bool adaptive_worker_in_futex(pid_t tid);
 /* Does adaptive_view_read copy @r whole (its seqlock even, every field sane)? */
 bool adaptive_worker_view_readable(struct adaptive_region *r);
 
+/*
+ * Write @bytes (a multiple of 4096) of one byte to @path, created or truncated, and fsync it:
+ * a file for the tests to read. 0, or test_fail's status after one line naming the error.
+ */
+int adaptive_worker_write_file(const char *path, uint32_t bytes);
+
 /* CLOCK_MONOTONIC in nanoseconds, the shim's own clock for its stamps. */
 uint64_t adaptive_worker_now_ns(void);
 

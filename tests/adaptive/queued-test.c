@@ -79,21 +79,6 @@ static void *back_to_back(void *arg)
 	return NULL;
 }
 
-static int make_file(void)
-{
-	char block[BLOCK];
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-
-	memset(block, 'q', sizeof(block));
-	for (uint32_t off = 0; fd >= 0 && off < FILE_BYTES; off += BLOCK)
-		if (pwrite(fd, block, BLOCK, off) != BLOCK)
-			return test_fail("write %s: %m", path);
-	if (fd < 0 || fsync(fd) != 0)
-		return test_fail("%s: %m", path);
-	close(fd);
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	struct run tight, paused;
@@ -108,7 +93,7 @@ int main(int argc, char **argv)
 	if (!region)
 		return T_EXIT_FAIL;
 	snprintf(path, sizeof(path), "%s/adaptive-queued-data", argv[1]);
-	if (make_file()) {
+	if (adaptive_worker_write_file(path, FILE_BYTES)) {
 		unlink(path);
 		return T_EXIT_FAIL;
 	}

@@ -218,20 +218,6 @@ release:
 		pthread_join(tu, NULL);
 }
 
-static int make_file(void)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-
-	memset(buf, 'u', BIG + BLOCK);
-	for (uint32_t off = 0; fd >= 0 && off < FILE_BYTES; off += BIG)
-		if (pwrite(fd, buf, BIG, off) != BIG)
-			return test_fail("write %s: %m", path);
-	if (fd < 0 || fsync(fd) != 0)
-		return test_fail("%s: %m", path);
-	close(fd);
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	bool gate;
@@ -246,7 +232,8 @@ int main(int argc, char **argv)
 		return T_EXIT_FAIL;
 	snprintf(path, sizeof(path), "%s/adaptive-urgent-%s", argv[2], argv[1]);
 	snprintf(out_path, sizeof(out_path), "%s/adaptive-urgent-%s-out", argv[2], argv[1]);
-	if (posix_memalign((void **)&buf, 4096, BIG + BLOCK) || make_file())
+	if (posix_memalign((void **)&buf, 4096, BIG + BLOCK) ||
+	    adaptive_worker_write_file(path, FILE_BYTES))
 		return T_EXIT_FAIL;
 	/* The controller stopped: the window keeps what it is given. */
 	atomic_store(&region->deadline_ns, UINT64_MAX);

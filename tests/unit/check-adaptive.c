@@ -625,33 +625,6 @@ START_TEST(test_queue_rules)
 END_TEST
 
 /*
- * A probe counts its reads that began queued: their share, pooled over the recent probes as
- * alone_permille is, is the reader's queue alone; an open loop's first baseline starts no
- * slow start (a closed loop's does: test_engages_under_contention).
- */
-START_TEST(test_probe_measures_queue)
-{
-	start("read.p99<=2x");
-	for (int i = 0; i < 1000 && c.phase == PHASE_RUN; i++)
-		feed(600000, 300, ADAPTIVE_DEBT_NONE);
-	feed(3 * MS, 50, ADAPTIVE_DEBT_NONE); /* the drain */
-	feed_queued = 300;
-	feed(400000, 500, ADAPTIVE_DEBT_NONE);
-	ck_assert_int_eq(c.phase, PHASE_RUN);
-	ck_assert_uint_eq(c.queued_alone_permille, 600);
-	/* An open loop: from level 1 at the usual pace, not a level a window. */
-	ck_assert_uint_eq(c.level, 1);
-	ck_assert_uint_eq(c.slow_start, 0);
-	feed_queued = 600; /* more than its reads (a slot's count raced the window): 100% */
-	for (int i = 0; i < 1000 && c.phase == PHASE_RUN; i++)
-		feed(600000, 300, ADAPTIVE_DEBT_NONE);
-	feed(3 * MS, 50, ADAPTIVE_DEBT_NONE);
-	feed(400000, 500, ADAPTIVE_DEBT_NONE);
-	ck_assert_uint_eq(c.queued_alone_permille, 800);
-}
-END_TEST
-
-/*
  * A reader that stops: the window that held its last reads is judged at its end, not
  * extended for reads that will not come (it kept the tier at its level, then probed, into
  * the idle spell), and the tier is released two windows later.
@@ -975,6 +948,30 @@ static uint64_t probe_at(uint32_t reads)
 		feed(400000, reads, ADAPTIVE_DEBT_NONE);
 	return c.held_ns - held;
 }
+
+/*
+ * A probe counts its reads that began queued: their share, pooled over the recent probes as
+ * alone_permille is, is the reader's queue alone; an open loop's first baseline starts no
+ * slow start (a closed loop's does: test_engages_under_contention).
+ */
+START_TEST(test_probe_measures_queue)
+{
+	start("read.p99<=2x");
+	to_probe_measure();
+	feed_queued = 300;
+	feed(400000, 500, ADAPTIVE_DEBT_NONE);
+	ck_assert_int_eq(c.phase, PHASE_RUN);
+	ck_assert_uint_eq(c.queued_alone_permille, 600);
+	/* An open loop: from level 1 at the usual pace, not a level a window. */
+	ck_assert_uint_eq(c.level, 1);
+	ck_assert_uint_eq(c.slow_start, 0);
+	feed_queued = 0;
+	to_probe_measure();
+	feed_queued = 600; /* more than its reads (a slot's count raced the window): 100% */
+	feed(400000, 500, ADAPTIVE_DEBT_NONE);
+	ck_assert_uint_eq(c.queued_alone_permille, 800);
+}
+END_TEST
 
 /*
  * A p99 baseline needs 200 reads, however long the probe has to hold for them (up to 4 x
