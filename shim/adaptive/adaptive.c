@@ -100,8 +100,7 @@
  *    that missed comes back at once; the first held window after a cut is the drain's.
  *  - Slow start (finish_probe): after a relative target's first baseline the tier starts at
  *    level 1 and climbs a level a good window until its first miss, instead of starting at
- *    full and searching down through missed windows; an open loop's (queue_over) climbs from
- *    level 1 at the usual pace, its queue slower to show than a level a window.
+ *    full and searching down through missed windows.
  *  - A climb: after climb_windows (4) windows without a miss, one level up, if the streak as
  *    a whole kept to half the allowance. Summed over the streak, one slow read among a
  *    thousand does not stop a climb, while a level that only just meets the target is held,
@@ -608,14 +607,12 @@ static void finish_probe(struct adaptive *c, uint64_t now_ns)
 			 * missed windows before the search found its level (every read over the
 			 * target, the P99 of a short run spent); from the lowest level, climbing a
 			 * level a good window, it pays one, at the first level too high, and the
-			 * background gives up a few hundred milliseconds of share instead. Not
-			 * for an open loop: its queue grows for windows after the level that
-			 * starts it, and a level a window outran it (the matrix's Poisson
-			 * readers at 60-90% on `sata`: levels 1 to 3 in 300 ms, then a run's
-			 * slow reads); from level 1 it climbs at the usual pace.
+			 * background gives up a few hundred milliseconds of share instead. An
+			 * open loop's too: climbing at the usual pace instead put 6 of 18
+			 * Poisson cells under 2x against 8 (docs/bench, the eighteenth run).
 			 */
 			c->run_level = 1;
-			c->slow_start = !open_loop(c);
+			c->slow_start = 1;
 		}
 		end_probe(c, now_ns, ++c->valid_probes < ADAPTIVE_WARMUP_PROBES ?
 			  c->p.probe_warmup_ns : c->p.probe_every_ns);
