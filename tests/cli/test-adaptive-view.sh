@@ -111,10 +111,12 @@ view_json() { "$iotier" threads --json "$holder" > "$work/$1.json"; }
 if IOTIER_STATE_DIR="$work/state" holder_start "the LOG writer" "$iotier" run \
      --low 'comm:python3*' --target 'read.p99<=1.5ms' --debt-log '*/LOG' -- \
      /usr/bin/python3 "$db" "$work"; then
-  # Until a step has read the LOG (the first window ends 100 ms after the start).
+  # Until a step has read the LOG and the first window has closed (100 ms after the start;
+  # a look 10 ms in already reads the LOG, so the one can come without the other).
   for _ in $(seq 100); do
     view_json l0
-    grep -q '"l0_files": 15' "$work/l0.json" && break
+    grep -q '"l0_files": 15' "$work/l0.json" && grep -q '"windows": [1-9]' "$work/l0.json" &&
+      break
     sleep 0.1
   done
   "$iotier" threads "$holder" > "$work/l0.text"
