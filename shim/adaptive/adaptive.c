@@ -530,20 +530,6 @@ static uint32_t probes_permille(const struct adaptive *c, const uint64_t *part)
 	return reads ? (uint32_t)(n * 1000 / reads) : 0;
 }
 
-/*
- * Did the probes see an open-loop reader: one that queued in some of its reads alone and not
- * in nearly all (queue_over)? A closed loop queues in all of them (back to back) or in none
- * (think time), whatever the device does.
- */
-#define OPEN_LOOP_MIN_PERMILLE 50
-#define OPEN_LOOP_MAX_PERMILLE 950
-
-static bool open_loop(const struct adaptive *c)
-{
-	return c->queued_alone_permille >= OPEN_LOOP_MIN_PERMILLE &&
-	       c->queued_alone_permille <= OPEN_LOOP_MAX_PERMILLE;
-}
-
 static void start_probe(struct adaptive *c, uint64_t now_ns)
 {
 	/*
@@ -818,7 +804,7 @@ static void judge_idle(struct adaptive *c)
  * Has an open-loop reader's queue grown past what its target allows (adaptive.c's head, "An
  * open loop's queue")? Of the window's @reads, @queued began queued; alone, a share z0 of them
  * did (queued_alone_permille). Only for a relative target (k x alone) and an open loop (z0 from
- * 5% to 95%: open_loop): a closed loop's count tells nothing. The limit is
+ * 5% to 95%: adaptive_open_loop): a closed loop's count tells nothing. The limit is
  * k z0 / (1 + (k - 1) z0); a window is over it only by more than twice a binomial deviation at
  * z0 over @reads (200 reads at z0 = 60%: 7 points), so that a window's chance does not cut.
  * *@levels: how far over, as levels_to_cut counts: log2 of how many times the queue's wait
@@ -829,7 +815,7 @@ static bool queue_over(const struct adaptive *c, uint64_t reads, uint64_t queued
 {
 	uint64_t z0 = c->queued_alone_permille, k = c->target.factor_milli, limit, z, d;
 
-	if (!c->target.relative || !reads || !open_loop(c))
+	if (!c->target.relative || !reads || !adaptive_open_loop(c->queued_alone_permille))
 		return false;
 	limit = k * z0 / (1000 + (k - 1000) * z0 / 1000);
 	z = (queued < reads ? queued : reads) * 1000 / reads;

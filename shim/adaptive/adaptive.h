@@ -25,6 +25,20 @@
 #define ADAPTIVE_QUEUED_GAP_NS 20000ull
 
 /*
+ * Is a reader that began queued in @queued_alone_permille of its reads alone (the probes')
+ * an open loop, whose queue the controller holds too? A closed loop queues in all of them
+ * (back to back) or in none (think time), whatever the device does.
+ */
+#define ADAPTIVE_OPEN_LOOP_MIN_PERMILLE 50
+#define ADAPTIVE_OPEN_LOOP_MAX_PERMILLE 950
+
+static inline bool adaptive_open_loop(uint32_t queued_alone_permille)
+{
+	return queued_alone_permille >= ADAPTIVE_OPEN_LOOP_MIN_PERMILLE &&
+	       queued_alone_permille <= ADAPTIVE_OPEN_LOOP_MAX_PERMILLE;
+}
+
+/*
  * The ladder of levels, from 0 (held) up: first the chunk grows at one I/O in flight, then
  * the number in flight grows at the largest chunk, and the top level lifts every limit.
  * Each step down halves the low tier's bytes in flight.

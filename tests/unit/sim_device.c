@@ -123,7 +123,7 @@ static uint64_t sim_window(struct sim_device *d, struct adaptive *c, uint64_t no
 		uint64_t low = 0, dt;
 
 		if (d->reader_on) {
-			uint64_t idle = 0, arrival = now, call;
+			uint64_t idle = 0, arrival = now, call, low_waited;
 
 			if (d->arrival_ns) {
 				if (!d->next_arrival_ns)
@@ -136,8 +136,8 @@ static uint64_t sim_window(struct sim_device *d, struct adaptive *c, uint64_t no
 			if (idle && low_in_flight(d, c->cap))
 				low = idle * low_io_size(d, c->chunk) /
 				      service_ns(d, low_io_size(d, c->chunk));
-			call = sim_read(d, c->cap, c->chunk, &dt);
-			low += dt;
+			call = sim_read(d, c->cap, c->chunk, &low_waited);
+			low += low_waited;
 			dt = idle + call;
 			w->hist[hist_bucket(call)]++;
 			w->queued += !idle; /* back to back: a closed loop's every read */

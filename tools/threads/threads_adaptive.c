@@ -146,7 +146,7 @@ static void print_issue23(FILE *out, const struct threads_report *r)
 		fprintf(out, "adaptive: %" PRIu64 ".%" PRIu64 "%% of the reads began queued alone "
 			"(%s), %" PRIu64 " queue misses\n", v->queued_alone_permille / 10,
 			v->queued_alone_permille % 10,
-			v->queued_alone_permille >= 50 && v->queued_alone_permille <= 950
+			adaptive_open_loop((uint32_t)v->queued_alone_permille)
 				? "an open loop: its queue is held too"
 				: "a closed loop: judged by its reads' latency only",
 			v->queue_misses);
